@@ -1,0 +1,74 @@
+# The reference lab: three workstations z2g4a/b/c. At this stage it holds
+# the node networking; the cluster, Ceph, storage and VMs join it as the
+# provider grows.
+
+terraform {
+  required_providers {
+    pve = {
+      source = "pvelab/pve"
+    }
+  }
+}
+
+provider "pve" {
+  endpoint        = var.pve_endpoint
+  api_token       = var.pve_api_token
+  tls_fingerprint = var.pve_tls_fingerprint
+}
+
+locals {
+  # Last address octet of each node on every network.
+  nodes = {
+    z2g4a = 10
+    z2g4b = 11
+    z2g4c = 12
+  }
+}
+
+# Both onboard 1 GbE ports bonded with LACP.
+resource "pve_node_network" "bond0" {
+  for_each = local.nodes
+
+  node      = each.key
+  iface     = "bond0"
+  type      = "bond"
+  slaves    = ["bcm5720p0", "bcm5720p1"]
+  bond_mode = "802.3ad"
+}
+
+# The VLAN-aware management and guest bridge.
+resource "pve_node_network" "bridge0" {
+  for_each = local.nodes
+
+  node              = each.key
+  iface             = "bridge0"
+  type              = "bridge"
+  bridge_ports      = [pve_node_network.bond0[each.key].iface]
+  bridge_vlan_aware = true
+  bridge_vids       = "2-4094"
+  cidr              = "172.27.2.${each.value}/24"
+  gateway           = "172.27.2.254"
+}
+
+# Corosync link 0 on VLAN 60.
+resource "pve_node_network" "corosync" {
+  for_each = local.nodes
+
+  node     = each.key
+  iface    = "${pve_node_network.bridge0[each.key].iface}.60"
+  type     = "vlan"
+  cidr     = "169.254.60.${each.value}/24"
+  comments = "corosync link0"
+}
+
+# The 40 GbE storage network (Ceph, migration, corosync link 1).
+resource "pve_node_network" "storage" {
+  for_each = local.nodes
+
+  node     = each.key
+  iface    = "cx354ap1"
+  type     = "eth"
+  cidr     = "169.254.50.${each.value}/24"
+  mtu      = 9000
+  comments = "storage network"
+}

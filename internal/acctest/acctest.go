@@ -1,0 +1,156 @@
+// Package acctest is the acceptance-test harness. Every test body runs
+// against a fresh in-process pvesim by default (plain `go test ./...`), and
+// unchanged against a real cluster when PVE_ENDPOINT and TF_ACC=1 are set.
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/pvelab/terraform-provider-pve/internal/provider"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
+)
+
+// Env is the PVE one test runs against.
+type Env struct {
+	// Sim is the simulator behind the test; nil against a real cluster.
+	Sim    *pvesim.Sim
+	Client *pve.Client
+	Nodes  []string
+
+	endpoint, token, fingerprint string
+}
+
+// Live reports whether the test runs against a real cluster.
+func Live() bool { return os.Getenv("PVE_ENDPOINT") != "" && os.Getenv("TF_ACC") != "" }
+
+// New starts a fresh simulator (clustered, three reference-lab nodes), or
+// connects to the real cluster named by PVE_ENDPOINT with TF_ACC=1.
+func New(t *testing.T) *Env {
+	t.Helper()
+	SetupCLI(t)
+	if Live() {
+		return newLive(t)
+	}
+	sim, err := pvesim.Start(pvesim.Options{ClusterName: "acctest"})
+	if err != nil {
+		t.Fatalf("start pvesim: %v", err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	info := sim.Info()
+	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint}
+	for _, n := range info.Nodes {
+		e.Nodes = append(e.Nodes, n.Name)
+	}
+	e.Client = mustClient(t, pve.Config{Endpoint: e.endpoint, APIToken: e.token, TLSFingerprint: e.fingerprint})
+	return e
+}
+
+func newLive(t *testing.T) *Env {
+	e := &Env{endpoint: os.Getenv("PVE_ENDPOINT")}
+	cfg := pve.Config{
+		Endpoint:       e.endpoint,
+		APIToken:       os.Getenv("PVE_API_TOKEN"),
+		Username:       os.Getenv("PVE_USERNAME"),
+		Password:       os.Getenv("PVE_PASSWORD"),
+		CACertPEM:      os.Getenv("PVE_CA_CERT"),
+		TLSFingerprint: os.Getenv("PVE_TLS_FINGERPRINT"),
+		Insecure:       os.Getenv("PVE_INSECURE") == "true" || os.Getenv("PVE_INSECURE") == "1",
+	}
+	e.Client = mustClient(t, cfg)
+	if s := os.Getenv("PVE_ACC_NODES"); s != "" {
+		e.Nodes = strings.Split(s, ",")
+	} else {
+		nodes, err := e.Client.Nodes(context.Background())
+		if err != nil {
+			t.Fatalf("list nodes of %s: %v", e.endpoint, err)
+		}
+		for _, n := range nodes {
+			e.Nodes = append(e.Nodes, n.Node)
+		}
+	}
+	return e
+}
+
+func mustClient(t *testing.T, cfg pve.Config) *pve.Client {
+	t.Helper()
+	c, err := pve.NewClient(cfg)
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	if err := c.Authenticate(context.Background()); err != nil {
+		t.Fatalf("authenticate to %s: %v", cfg.Endpoint, err)
+	}
+	return c
+}
+
+// ProviderConfig is the provider block for this environment. Against the
+// simulator it pins the simulator's certificate; it never sets insecure.
+func (e *Env) ProviderConfig() string {
+	if e.Sim == nil {
+		return "provider \"pve\" {}\n" // everything from PVE_* variables
+	}
+	return fmt.Sprintf(`provider "pve" {
+  endpoint        = %q
+  api_token       = %q
+  tls_fingerprint = %q
+}
+`, e.endpoint, e.token, e.fingerprint)
+}
+
+// Config joins the provider block and the given configuration parts.
+func (e *Env) Config(parts ...string) string {
+	return e.ProviderConfig() + strings.Join(parts, "\n")
+}
+
+// Node returns the i-th node, skipping the test when the cluster has fewer.
+func (e *Env) Node(t *testing.T, i int) string {
+	t.Helper()
+	if i >= len(e.Nodes) {
+		t.Skipf("test needs %d nodes; the cluster has %d", i+1, len(e.Nodes))
+	}
+	return e.Nodes[i]
+}
+
+// NICs returns n physical NICs the test may reconfigure. Against a real
+// cluster they must be named in PVE_ACC_NICS (comma-separated), because
+// reconfiguring a NIC in use can cut the node off; otherwise the test skips.
+func (e *Env) NICs(t *testing.T, n int) []string {
+	t.Helper()
+	var nics []string
+	if e.Sim != nil {
+		nics = []string{"bcm5720p0", "bcm5720p1", "cx354ap1", "i219"}
+	} else if s := os.Getenv("PVE_ACC_NICS"); s != "" {
+		nics = strings.Split(s, ",")
+	}
+	if len(nics) < n {
+		t.Skipf("test needs %d spare physical NICs; set PVE_ACC_NICS (comma-separated) to NICs it may reconfigure", n)
+	}
+	return nics[:n]
+}
+
+// ProviderFactories serves the provider in-process to the Terraform CLI.
+func ProviderFactories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"pve": providerserver.NewProtocol6WithError(provider.New("acctest")()),
+	}
+}
+
+// Run runs tc against this environment. Against the simulator it needs no
+// TF_ACC; against a real cluster it runs only with TF_ACC=1.
+func (e *Env) Run(t *testing.T, tc resource.TestCase) {
+	t.Helper()
+	if tc.ProtoV6ProviderFactories == nil {
+		tc.ProtoV6ProviderFactories = ProviderFactories()
+	}
+	tc.IsUnitTest = e.Sim != nil
+	resource.Test(t, tc)
+}

@@ -1,0 +1,117 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+)
+
+type diagList = diag.Diagnostics
+
+func networkCacheKey(node string) string { return "network/" + node }
+
+// listNetwork returns the node's interface list, fetched once per command
+// and shared by every resource and data source that reads the node.
+func listNetwork(ctx context.Context, pd *framework.ProviderData, node string) (*pve.NetworkList, error) {
+	v, err := pd.Reads.Get(ctx, networkCacheKey(node), func(ctx context.Context) (any, error) {
+		return pd.Client.ListNetwork(ctx, node)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*pve.NetworkList), nil
+}
+
+func findInterface(list *pve.NetworkList, iface string) *pve.NetworkInterface {
+	for i := range list.Interfaces {
+		if list.Interfaces[i].Iface == iface {
+			return &list.Interfaces[i]
+		}
+	}
+	return nil
+}
+
+func ifaceNames(list *pve.NetworkList, typ string) string {
+	var names []string
+	for _, in := range list.Interfaces {
+		if typ == "" || in.Type == typ {
+			names = append(names, in.Iface)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+// PendingChangesError says that a node has staged network changes that
+// Terraform did not make; applying ours would apply them too.
+type PendingChangesError struct {
+	Node string
+	Diff string
+}
+
+func (e *PendingChangesError) Error() string {
+	return fmt.Sprintf("node %s has pending network changes that were not made by Terraform (interfaces.new exists). "+
+		"Applying now would apply them too. Review them in the PVE UI (node > System > Network), then Apply or Revert them, and run Terraform again. Pending diff:\n%s",
+		e.Node, strings.TrimSpace(e.Diff))
+}
+
+// applyNetworkChange runs stage against a fresh list of the node's
+// interfaces and, when it staged something, applies it (ifreload) and waits
+// for the reload. Writes on one node are serialised; nodes are independent.
+func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node string, stage func(context.Context, *pve.NetworkList) error) ([]string, error) {
+	unlock := pd.NodeLocks.Lock(networkCacheKey(node))
+	defer unlock()
+	// Whatever happens, later reads must see the node as it is now.
+	defer pd.Reads.Invalidate(networkCacheKey(node))
+	c := pd.Client
+
+	current, err := c.ListNetwork(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(current.Changes) != "" {
+		return nil, &PendingChangesError{Node: node, Diff: current.Changes}
+	}
+	if err := stage(ctx, current); err != nil {
+		if !errors.Is(err, errNothingToDo) {
+			revertStaged(ctx, c, node)
+		}
+		return nil, err
+	}
+	tflog.Info(ctx, "applying staged network configuration", map[string]any{"node": node})
+	upid, err := c.ApplyNetwork(ctx, node)
+	if err != nil {
+		revertStaged(ctx, c, node)
+		return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w", err)
+	}
+	res, err := c.WaitTask(ctx, upid)
+	if err != nil {
+		revertStaged(ctx, c, node)
+		return nil, fmt.Errorf("network reload on node %s failed (any change still staged was reverted): %w", node, err)
+	}
+	var warnings []string
+	if res.Warnings > 0 {
+		warnings = append(warnings, fmt.Sprintf("ifreload finished with %d warning(s):\n%s", res.Warnings, strings.Join(res.Log, "\n")))
+	}
+	tflog.Info(ctx, "network configuration applied", map[string]any{"node": node, "upid": upid})
+	return warnings, nil
+}
+
+// revertStaged drops interfaces.new. It is safe because a change starts
+// only when nothing else was staged, so all that is staged is ours.
+func revertStaged(ctx context.Context, c *pve.Client, node string) {
+	if err := c.RevertNetwork(context.WithoutCancel(ctx), node); err != nil {
+		tflog.Warn(ctx, "could not revert staged network change", map[string]any{"node": node, "error": err.Error()})
+	}
+}

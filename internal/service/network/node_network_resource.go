@@ -1,0 +1,373 @@
+// Package network manages node networking: pve_node_network and the
+// pve_node_networks data source.
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+)
+
+const nodeNetworkTypeName = "pve_node_network"
+
+var (
+	_ resource.Resource                   = (*nodeNetworkResource)(nil)
+	_ resource.ResourceWithConfigure      = (*nodeNetworkResource)(nil)
+	_ resource.ResourceWithImportState    = (*nodeNetworkResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*nodeNetworkResource)(nil)
+)
+
+// NewNodeNetworkResource is the constructor the provider registers.
+func NewNodeNetworkResource() resource.Resource { return &nodeNetworkResource{} }
+
+type nodeNetworkResource struct{ pd *framework.ProviderData }
+
+func (r *nodeNetworkResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = nodeNetworkTypeName
+}
+
+func (r *nodeNetworkResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	onlyFor := func(t string) string { return " Only for `type = \"" + t + "\"`." }
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One network interface of a node (`/etc/network/interfaces`): a bridge, bond, VLAN or physical NIC (`eth`). " +
+			"PVE stages every change in `interfaces.new`; this resource applies it at once (`ifreload -a`, one node at a time, never two reloads on one node at once) " +
+			"and reverts the staged change if the reload fails. It refuses to run while the node has pending network changes made outside Terraform. " +
+			"A physical NIC (`eth`) always exists: creating the resource adopts it, destroying it removes its configuration, never the NIC.\n\n" +
+			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`node/iface`.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"node": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Node name, such as `z2g4a`. Changing it replaces the interface.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.RegexMatches(nodeNameRE, "must be a PVE node name (letters, digits and hyphens)")},
+			},
+			"iface": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Interface name, such as `bridge0`, `bond0`, `bridge0.60` or `cx354ap1` (at most 20 characters). Changing it replaces the interface.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators: []validator.String{
+					stringvalidator.LengthBetween(2, 20),
+					stringvalidator.RegexMatches(ifaceNameRE, "must start with a letter and contain only letters, digits and underscores, optionally followed by .VLANID"),
+				},
+			},
+			"type": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "`bridge`, `bond`, `vlan` or `eth` (a physical NIC). Changing it replaces the interface.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{stringvalidator.OneOf(interfaceTypes...)},
+			},
+			"cidr": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "IPv4 address with prefix length, such as `172.27.2.10/24`.",
+				Validators:          []validator.String{cidrValidator{v6: false}},
+			},
+			"gateway": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "IPv4 default gateway. A node has one default gateway: PVE refuses a second one on another interface.",
+				Validators:          []validator.String{ipValidator{v6: false}, stringvalidator.AlsoRequires(path.MatchRoot("cidr"))},
+			},
+			"cidr6": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "IPv6 address with prefix length, such as `fd00::10/64`.",
+				Validators:          []validator.String{cidrValidator{v6: true}},
+			},
+			"gateway6": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "IPv6 default gateway.",
+				Validators:          []validator.String{ipValidator{v6: true}, stringvalidator.AlsoRequires(path.MatchRoot("cidr6"))},
+			},
+			"mtu": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "MTU, 1280 to 65520. A bond's slaves, a bridge's ports and a VLAN's raw device need an MTU at least as large (PVE's default is 1500).",
+				Validators:          []validator.Int64{int64validator.Between(1280, 65520)},
+			},
+			"autostart": schema.BoolAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(true),
+				MarkdownDescription: "Bring the interface up at boot (`auto` line). Default `true`, as in the PVE UI.",
+			},
+			"comments": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Comment stored with the interface.",
+			},
+			"bridge_ports": schema.ListAttribute{
+				ElementType:         types.StringType,
+				Optional:            true,
+				MarkdownDescription: "Interfaces enslaved to the bridge, such as `[\"bond0\"]`." + onlyFor(typeBridge),
+				Validators: []validator.List{
+					listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
+					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")),
+				},
+			},
+			"bridge_vlan_aware": schema.BoolAttribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+				MarkdownDescription: "Make the bridge VLAN-aware. Default `false`." + onlyFor(typeBridge),
+			},
+			"bridge_vids": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "VLAN ids a VLAN-aware bridge carries, space-separated ids and ranges such as `2-4094` or `10 20 100-200`. PVE uses `2-4094` when unset. Needs `bridge_vlan_aware = true`.",
+				Validators:          []validator.String{vidsValidator{}},
+				PlanModifiers:       []planmodifier.String{bridgeVIDsPlanModifier{}},
+			},
+			"slaves": schema.ListAttribute{
+				ElementType:         types.StringType,
+				Optional:            true,
+				MarkdownDescription: "Interfaces bonded together, such as `[\"bcm5720p0\", \"bcm5720p1\"]`. Required for a bond." + onlyFor(typeBond),
+				Validators: []validator.List{
+					listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
+					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")),
+				},
+			},
+			"bond_mode": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "Bonding mode: `" + strings.Join(bondModes, "`, `") + "`. PVE uses `balance-rr` when unset." + onlyFor(typeBond),
+				Validators:          []validator.String{stringvalidator.OneOf(bondModes...)},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"bond_xmit_hash_policy": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Transmit hash policy (`layer2`, `layer2+3`, `layer3+4`); only with bond_mode `balance-xor` or `802.3ad`." + onlyFor(typeBond),
+				Validators:          []validator.String{stringvalidator.OneOf(bondXmitHashPolicies...)},
+			},
+			"bond_primary": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Preferred slave of an `active-backup` bond; must be one of `slaves`." + onlyFor(typeBond),
+				Validators:          []validator.String{stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")},
+			},
+			"vlan_id": schema.Int64Attribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "VLAN tag, 1 to 4094. Derived from the name for `parent.ID` names such as `bridge0.60`; required for other names." + onlyFor(typeVLAN),
+				Validators:          []validator.Int64{int64validator.Between(1, 4094)},
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+			},
+			"vlan_raw_device": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "Interface the VLAN rides on. Derived from the name for `parent.ID` names; required for other names." + onlyFor(typeVLAN),
+				Validators:          []validator.String{stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"active": schema.BoolAttribute{
+				Computed:            true,
+				MarkdownDescription: "Whether the interface is up on the node.",
+			},
+		},
+	}
+}
+
+func (r *nodeNetworkResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+		return
+	}
+	var plan nodeNetworkModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, iface := plan.Node.ValueString(), plan.Iface.ValueString()
+	id := networkID(node, iface)
+	body, diags := plan.request(ctx, nil)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.pd.Client
+	warnings, err := r.change(ctx, node, func(ctx context.Context, current *pve.NetworkList) error {
+		if plan.Type.ValueString() == typeEth {
+			// A physical NIC is always listed; "creating" it configures it.
+			existing := findInterface(current, iface)
+			if existing == nil {
+				return fmt.Errorf("node %s has no physical interface %q; the node reports: %s", node, iface, ifaceNames(current, typeEth))
+			}
+			if existing.Type != typeEth {
+				return fmt.Errorf("interface %q on node %s is a %s, not a physical NIC (eth)", iface, node, existing.Type)
+			}
+			return c.UpdateNetworkInterface(ctx, node, iface, body)
+		}
+		return c.CreateNetworkInterface(ctx, node, iface, body)
+	})
+	addWarnings(&resp.Diagnostics, id, warnings)
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Create", "network interface", id, err)
+		return
+	}
+	state, found, diags := r.read(ctx, node, iface)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
+		resp.Diagnostics.AddError("Unable to Create network interface "+id, "PVE accepted and applied the interface but does not list it afterwards.")
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+		return
+	}
+	var prior nodeNetworkModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
+	state, found, diags := r.read(ctx, node, iface)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
+		tflog.Warn(ctx, "network interface no longer exists; removing it from state", map[string]any{"id": networkID(node, iface)})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+		return
+	}
+	var plan, prior nodeNetworkModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, iface := plan.Node.ValueString(), plan.Iface.ValueString()
+	id := networkID(node, iface)
+	body, diags := plan.request(ctx, &prior)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	warnings, err := r.change(ctx, node, func(ctx context.Context, current *pve.NetworkList) error {
+		if findInterface(current, iface) == nil {
+			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
+		}
+		return r.pd.Client.UpdateNetworkInterface(ctx, node, iface, body)
+	})
+	addWarnings(&resp.Diagnostics, id, warnings)
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Update", "network interface", id, err)
+		return
+	}
+	state, found, diags := r.read(ctx, node, iface)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
+		resp.Diagnostics.AddError("Unable to Update network interface "+id, "The interface disappeared while it was being updated.")
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+		return
+	}
+	var prior nodeNetworkModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
+	id := networkID(node, iface)
+	warnings, err := r.change(ctx, node, func(ctx context.Context, current *pve.NetworkList) error {
+		if findInterface(current, iface) == nil {
+			return errNothingToDo
+		}
+		// For an eth this drops its stanza; the NIC itself stays listed.
+		return r.pd.Client.DeleteNetworkInterface(ctx, node, iface)
+	})
+	addWarnings(&resp.Diagnostics, id, warnings)
+	if err != nil && !errors.Is(err, errNothingToDo) && !pve.IsNotFound(err) {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "network interface", id, err)
+	}
+}
+
+func (r *nodeNetworkResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node, iface, ok := strings.Cut(req.ID, "/")
+	if !ok || node == "" || iface == "" || strings.Contains(iface, "/") {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("Expected NODE/IFACE, such as z2g4a/bridge0; got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("iface"), iface)...)
+}
+
+// read returns the interface as the node lists it, from the per-command
+// cache of the node's interface list (one GET per node, not per interface).
+func (r *nodeNetworkResource) read(ctx context.Context, node, iface string) (*nodeNetworkModel, bool, diagList) {
+	var diags diagList
+	list, err := listNetwork(ctx, r.pd, node)
+	if err != nil {
+		framework.AddUnable(&diags, "Read", "network interface", networkID(node, iface), err)
+		return nil, false, diags
+	}
+	in := findInterface(list, iface)
+	if in == nil {
+		return nil, false, diags
+	}
+	var m nodeNetworkModel
+	diags.Append(m.fromAPI(ctx, node, in)...)
+	return &m, true, diags
+}
+
+// errNothingToDo ends a change early when the staging step finds nothing
+// to do; no reload follows.
+var errNothingToDo = errors.New("nothing to change")
+
+// change stages one edit on a node and applies it at once, holding the
+// node's network lock so no two reloads overlap on a node. It refuses to
+// start while the node has staged changes it did not make (they would be
+// applied with ours), and reverts its own staged edit if the reload fails,
+// so a failed apply never leaves interfaces.new behind.
+func (r *nodeNetworkResource) change(ctx context.Context, node string, stage func(context.Context, *pve.NetworkList) error) (warnings []string, err error) {
+	return applyNetworkChange(ctx, r.pd, node, stage)
+}
+
+func addWarnings(diags *diagList, id string, warnings []string) {
+	for _, w := range warnings {
+		diags.AddWarning("Network reload on "+id+" reported warnings", w)
+	}
+}
