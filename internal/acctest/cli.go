@@ -81,7 +81,9 @@ type buildError struct {
 	err error
 }
 
-func (e *buildError) Error() string { return "building OpenTofu failed: " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "building OpenTofu failed: " + e.err.Error() + "\n" + e.out
+}
 
 func repoRoot() (string, error) {
 	dir, err := os.Getwd()

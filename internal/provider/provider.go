@@ -37,15 +37,15 @@ func New(version string) func() provider.Provider {
 type pveProvider struct{ version string }
 
 type providerModel struct {
-	Endpoint              types.String `tfsdk:"endpoint"`
-	APIToken              types.String `tfsdk:"api_token"`
-	Username              types.String `tfsdk:"username"`
-	Password              types.String `tfsdk:"password"`
-	Insecure              types.Bool   `tfsdk:"insecure"`
-	CACert                types.String `tfsdk:"ca_cert"`
-	TLSFingerprint        types.String `tfsdk:"tls_fingerprint"`
-	RequestTimeout        types.Int64  `tfsdk:"request_timeout"`
-	MaxParallelRequests   types.Int64  `tfsdk:"max_parallel_requests"`
+	Endpoint            types.String `tfsdk:"endpoint"`
+	APIToken            types.String `tfsdk:"api_token"`
+	Username            types.String `tfsdk:"username"`
+	Password            types.String `tfsdk:"password"`
+	Insecure            types.Bool   `tfsdk:"insecure"`
+	CACert              types.String `tfsdk:"ca_cert"`
+	TLSFingerprint      types.String `tfsdk:"tls_fingerprint"`
+	RequestTimeout      types.Int64  `tfsdk:"request_timeout"`
+	MaxParallelRequests types.Int64  `tfsdk:"max_parallel_requests"`
 }
 
 // Environment variables that stand in for each provider argument.

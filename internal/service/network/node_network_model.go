@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -31,27 +33,32 @@ var bondModes = []string{"balance-rr", "active-backup", "balance-xor", "broadcas
 var bondXmitHashPolicies = []string{"layer2", "layer2+3", "layer3+4"}
 
 type nodeNetworkModel struct {
-	ID                 types.String `tfsdk:"id"`
-	Node               types.String `tfsdk:"node"`
-	Iface              types.String `tfsdk:"iface"`
-	Type               types.String `tfsdk:"type"`
-	CIDR               types.String `tfsdk:"cidr"`
-	Gateway            types.String `tfsdk:"gateway"`
-	CIDR6              types.String `tfsdk:"cidr6"`
-	Gateway6           types.String `tfsdk:"gateway6"`
-	MTU                types.Int64  `tfsdk:"mtu"`
-	Autostart          types.Bool   `tfsdk:"autostart"`
-	Comments           types.String `tfsdk:"comments"`
-	BridgePorts        types.List   `tfsdk:"bridge_ports"`
-	BridgeVLANAware    types.Bool   `tfsdk:"bridge_vlan_aware"`
-	BridgeVIDs         types.String `tfsdk:"bridge_vids"`
-	Slaves             types.List   `tfsdk:"slaves"`
-	BondMode           types.String `tfsdk:"bond_mode"`
-	BondXmitHashPolicy types.String `tfsdk:"bond_xmit_hash_policy"`
-	BondPrimary        types.String `tfsdk:"bond_primary"`
-	VLANID             types.Int64  `tfsdk:"vlan_id"`
-	VLANRawDevice      types.String `tfsdk:"vlan_raw_device"`
-	Active             types.Bool   `tfsdk:"active"`
+	ID                 types.String   `tfsdk:"id"`
+	Node               types.String   `tfsdk:"node"`
+	Iface              types.String   `tfsdk:"iface"`
+	Type               types.String   `tfsdk:"type"`
+	CIDR               types.String   `tfsdk:"cidr"`
+	Gateway            types.String   `tfsdk:"gateway"`
+	CIDR6              types.String   `tfsdk:"cidr6"`
+	Gateway6           types.String   `tfsdk:"gateway6"`
+	MTU                types.Int64    `tfsdk:"mtu"`
+	Autostart          types.Bool     `tfsdk:"autostart"`
+	Comments           types.String   `tfsdk:"comments"`
+	BridgePorts        types.List     `tfsdk:"bridge_ports"`
+	BridgeVLANAware    types.Bool     `tfsdk:"bridge_vlan_aware"`
+	BridgeVIDs         types.String   `tfsdk:"bridge_vids"`
+	Slaves             types.List     `tfsdk:"slaves"`
+	BondMode           types.String   `tfsdk:"bond_mode"`
+	BondXmitHashPolicy types.String   `tfsdk:"bond_xmit_hash_policy"`
+	BondPrimary        types.String   `tfsdk:"bond_primary"`
+	VLANID             types.Int64    `tfsdk:"vlan_id"`
+	VLANRawDevice      types.String   `tfsdk:"vlan_raw_device"`
+	Active             types.Bool     `tfsdk:"active"`
+	Timeouts           timeouts.Value `tfsdk:"timeouts"`
+}
+
+var timeoutAttrTypes = map[string]attr.Type{
+	"create": types.StringType, "update": types.StringType, "delete": types.StringType,
 }
 
 func networkID(node, iface string) string { return node + "/" + iface }
@@ -76,6 +83,7 @@ func (m *nodeNetworkModel) fromAPI(ctx context.Context, node string, in *pve.Net
 	m.Autostart = types.BoolValue(in.Autostart)
 	m.Comments = optString(strings.TrimSuffix(in.Comments, "\n"))
 	m.Active = types.BoolValue(in.Active)
+	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutAttrTypes)}
 
 	m.BridgePorts = types.ListNull(types.StringType)
 	m.BridgeVLANAware = types.BoolValue(false)

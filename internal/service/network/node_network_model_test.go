@@ -107,4 +107,3 @@ func TestRequestDottedVLAN(t *testing.T) {
 		t.Errorf("custom-named vlan must send its options: %+v", r)
 	}
 }
-

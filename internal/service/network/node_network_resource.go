@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -15,9 +17,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -27,6 +29,10 @@ import (
 )
 
 const nodeNetworkTypeName = "pve_node_network"
+
+// defaultNetworkTimeout bounds one stage-and-reload; ifreload normally takes
+// seconds, but a node under load or a hung bond negotiation can take longer.
+const defaultNetworkTimeout = 5 * time.Minute
 
 var (
 	_ resource.Resource                   = (*nodeNetworkResource)(nil)
@@ -44,7 +50,7 @@ func (r *nodeNetworkResource) Metadata(_ context.Context, _ resource.MetadataReq
 	resp.TypeName = nodeNetworkTypeName
 }
 
-func (r *nodeNetworkResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	onlyFor := func(t string) string { return " Only for `type = \"" + t + "\"`." }
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One network interface of a node (`/etc/network/interfaces`): a bridge, bond, VLAN or physical NIC (`eth`). " +
@@ -181,6 +187,9 @@ func (r *nodeNetworkResource) Schema(_ context.Context, _ resource.SchemaRequest
 				MarkdownDescription: "Whether the interface is up on the node.",
 			},
 		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
 	}
 }
 
@@ -197,6 +206,10 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultNetworkTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	node, iface := plan.Node.ValueString(), plan.Iface.ValueString()
 	id := networkID(node, iface)
 	body, diags := plan.request(ctx, nil)
@@ -233,6 +246,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 		resp.Diagnostics.AddError("Unable to Create network interface "+id, "PVE accepted and applied the interface but does not list it afterwards.")
 		return
 	}
+	state.Timeouts = plan.Timeouts
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
@@ -256,6 +270,9 @@ func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest
 		resp.State.RemoveResource(ctx)
 		return
 	}
+	if !prior.Timeouts.IsNull() {
+		state.Timeouts = prior.Timeouts
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
@@ -269,6 +286,10 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultNetworkTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	node, iface := plan.Node.ValueString(), plan.Iface.ValueString()
 	id := networkID(node, iface)
 	body, diags := plan.request(ctx, &prior)
@@ -296,6 +317,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 		resp.Diagnostics.AddError("Unable to Update network interface "+id, "The interface disappeared while it was being updated.")
 		return
 	}
+	state.Timeouts = plan.Timeouts
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
@@ -308,6 +330,10 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	timeout, diags := prior.Timeouts.Delete(ctx, defaultNetworkTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
 	warnings, err := r.change(ctx, node, func(ctx context.Context, current *pve.NetworkList) error {

@@ -108,7 +108,7 @@ func TestAccNodeNetwork_importBadID(t *testing.T) {
 	t.Parallel()
 	e := acctest.New(t)
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
-		Config:        e.Config(`resource "pve_node_network" "x" {
+		Config: e.Config(`resource "pve_node_network" "x" {
   node  = "z2g4a"
   iface = "vmbr0"
   type  = "bridge"

@@ -23,10 +23,10 @@ func NewNodeNetworksDataSource() datasource.DataSource { return &nodeNetworksDat
 type nodeNetworksDataSource struct{ pd *framework.ProviderData }
 
 type nodeNetworksModel struct {
-	Node           types.String        `tfsdk:"node"`
-	Type           types.String        `tfsdk:"type"`
-	PendingChanges types.String        `tfsdk:"pending_changes"`
-	Interfaces     []networkItemModel  `tfsdk:"interfaces"`
+	Node           types.String       `tfsdk:"node"`
+	Type           types.String       `tfsdk:"type"`
+	PendingChanges types.String       `tfsdk:"pending_changes"`
+	Interfaces     []networkItemModel `tfsdk:"interfaces"`
 }
 
 type networkItemModel struct {
@@ -63,7 +63,7 @@ func (d *nodeNetworksDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 		Attributes: map[string]schema.Attribute{
 			"node": schema.StringAttribute{Required: true, MarkdownDescription: "Node name.",
 				Validators: []validator.String{stringvalidator.RegexMatches(nodeNameRE, "must be a PVE node name")}},
-			"type": schema.StringAttribute{Optional: true, MarkdownDescription: "Only interfaces of this type (`bridge`, `bond`, `vlan`, `eth`, ...)."},
+			"type":            schema.StringAttribute{Optional: true, MarkdownDescription: "Only interfaces of this type (`bridge`, `bond`, `vlan`, `eth`, ...)."},
 			"pending_changes": computed("Diff of staged changes not yet applied (`interfaces.new`), empty when none."),
 			"interfaces": schema.ListNestedAttribute{
 				Computed:            true,
