@@ -54,8 +54,10 @@ resource "pve_node_network" "br%[2]d" {
 					}
 				}
 				t.Logf("no-change plan over %d interfaces: %d GET %s over %d provider runs", n, lists, listPath, commands)
-				if commands == 0 || lists != commands {
-					t.Errorf("want exactly one GET %s per provider run (%d runs), got %d", listPath, commands, lists)
+				// Not every provider run refreshes (some only validate), so a run
+				// reads the list at most once; N interfaces must never mean N reads.
+				if lists == 0 || lists > commands {
+					t.Errorf("want between 1 and %d (one per provider run) GET %s for %d interfaces, got %d", commands, listPath, n, lists)
 				}
 			},
 			Config:   config,

@@ -13,7 +13,6 @@ import (
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
-	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -124,7 +123,7 @@ resource "pve_node_network" "test" {
 			},
 			{
 				Config: config(`
-  mtu               = 9000
+  mtu               = 1400
   comments          = "lab bridge"
   bridge_vlan_aware = true
   bridge_vids       = "10 20 100-200"`),
@@ -132,12 +131,12 @@ resource "pve_node_network" "test" {
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					resource.TestCheckResourceAttr(addr, "mtu", "9000"),
+					resource.TestCheckResourceAttr(addr, "mtu", "1400"),
 					resource.TestCheckResourceAttr(addr, "comments", "lab bridge"),
 					resource.TestCheckResourceAttr(addr, "bridge_vlan_aware", "true"),
 					resource.TestCheckResourceAttr(addr, "bridge_vids", "10 20 100-200"),
 					checkOnNode(e, node, "vmbr42", func(in *pve.NetworkInterface) error {
-						if in.MTU != 9000 || !in.BridgeVLANAware || in.BridgeVIDs != "10 20 100-200" {
+						if in.MTU != 1400 || !in.BridgeVLANAware || in.BridgeVIDs != "10 20 100-200" {
 							return fmt.Errorf("node reports mtu=%d vlan_aware=%v vids=%q", in.MTU, in.BridgeVLANAware, in.BridgeVIDs)
 						}
 						return nil

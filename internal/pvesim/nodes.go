@@ -1,0 +1,129 @@
+package pvesim
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+func registerNodes(t *routeTable) {
+	t.add("GET", "/nodes", &method{params: schema{}, handler: listNodes})
+	t.add("GET", "/nodes/{node}", &method{params: schema{"node": nodeParam()}, handler: func(*call) (any, *apiError) {
+		return subdirs("apt", "capabilities", "ceph", "certificates", "config", "disks", "dns", "network", "status", "storage", "tasks", "time", "version"), nil
+	}})
+	t.add("GET", "/nodes/{node}/status", &method{params: schema{"node": nodeParam()}, handler: nodeStatus})
+	t.add("GET", "/nodes/{node}/version", &method{params: schema{"node": nodeParam()}, handler: func(*call) (any, *apiError) {
+		return map[string]any{"version": pveVersion, "release": pveRelease, "repoid": pveRepoID}, nil
+	}})
+	t.add("GET", "/cluster/status", &method{params: schema{}, handler: clusterStatus})
+}
+
+// visibleNodes are the nodes a listener knows: all of the cluster, or just
+// itself when standalone.
+func (c *call) visibleNodes() []*nodeState {
+	if !c.s.clustered() {
+		return []*nodeState{c.s.st.Nodes[c.listener]}
+	}
+	var out []*nodeState
+	for _, n := range c.s.st.NodeOrder {
+		out = append(out, c.s.st.Nodes[n])
+	}
+	return out
+}
+
+const (
+	memTotal = 64 * 1024 * 1024 * 1024
+	rootFS   = 100 * 1024 * 1024 * 1024
+)
+
+func listNodes(c *call) (any, *apiError) {
+	out := []map[string]any{}
+	now := time.Now().Unix()
+	for _, ns := range c.visibleNodes() {
+		out = append(out, map[string]any{
+			"node": ns.Name, "status": "online", "type": "node", "id": "node/" + ns.Name,
+			"ssl_fingerprint": certFingerprint(ns.CertPEM), "level": "",
+			"uptime": now - ns.BootTime, "cpu": 0.01, "maxcpu": 6,
+			"mem": memTotal / 8, "maxmem": memTotal, "disk": rootFS / 10, "maxdisk": rootFS,
+		})
+	}
+	return out, nil
+}
+
+func nodeStatus(c *call) (any, *apiError) {
+	ns := c.node()
+	return map[string]any{
+		"uptime":     time.Now().Unix() - ns.BootTime,
+		"pveversion": fmt.Sprintf("pve-manager/%s/%s", pveVersion, pveRepoID),
+		"kversion":   "Linux " + kernel + " #1 SMP PREEMPT_DYNAMIC PMX " + kernel + " x86_64",
+		"cpuinfo": map[string]any{
+			"model": "Intel(R) Xeon(R) E-2126G CPU @ 3.30GHz", "cpus": 6, "cores": 6, "sockets": 1,
+			"mhz": "3300.000", "hvm": "1", "flags": "fpu vme de pse tsc msr pae mce cx8 apic sep vmx",
+			"user_hz": 100,
+		},
+		"cpu":       0.01,
+		"wait":      0,
+		"loadavg":   []string{"0.10", "0.12", "0.09"},
+		"memory":    map[string]any{"total": memTotal, "used": memTotal / 8, "free": memTotal - memTotal/8, "available": memTotal - memTotal/8},
+		"swap":      map[string]any{"total": 0, "used": 0, "free": 0},
+		"rootfs":    map[string]any{"total": rootFS, "used": rootFS / 10, "free": rootFS - rootFS/10, "avail": rootFS - rootFS/10},
+		"ksm":       map[string]any{"shared": 0},
+		"boot-info": map[string]any{"mode": "efi", "secureboot": 0},
+		"current-kernel": map[string]any{
+			"sysname": "Linux", "release": kernel, "machine": "x86_64",
+			"version": "#1 SMP PREEMPT_DYNAMIC PMX " + kernel,
+		},
+	}, nil
+}
+
+func clusterStatus(c *call) (any, *apiError) {
+	var out []map[string]any
+	nodes := c.visibleNodes()
+	if c.s.clustered() {
+		out = append(out, map[string]any{
+			"type": "cluster", "id": "cluster", "name": c.s.st.ClusterName,
+			"nodes": len(nodes), "quorate": 1, "version": len(nodes),
+		})
+	}
+	for i, ns := range nodes {
+		e := map[string]any{
+			"type": "node", "id": "node/" + ns.Name, "name": ns.Name,
+			"online": 1, "local": 0, "level": "",
+			"ip": "127.0.0.1",
+		}
+		if ns.Name == c.listener {
+			e["local"] = 1
+		}
+		if c.s.clustered() {
+			e["nodeid"] = i + 1
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// registerRootOnly adds methods whose schema has no `permissions`: only
+// root@pam (a ticket) may call them, never a token. Their bodies are later
+// work; the 403 for tokens is real now.
+func registerRootOnly(t *routeTable) {
+	notYet := func(c *call) (any, *apiError) {
+		return nil, errf(http.StatusNotImplemented, "not implemented by pvesim yet")
+	}
+	for _, r := range []struct{ m, p string }{
+		{"POST", "/cluster/config"},
+		{"POST", "/cluster/config/join"},
+		{"POST", "/cluster/config/nodes/{node}"},
+		{"DELETE", "/cluster/config/nodes/{node}"},
+		{"GET", "/cluster/backup-info"},
+		{"POST", "/cluster/acme/account"},
+		{"GET", "/cluster/acme/account/{name}"},
+		{"PUT", "/cluster/acme/account/{name}"},
+		{"DELETE", "/cluster/acme/account/{name}"},
+		{"POST", "/nodes/{node}/ceph/osd"},
+		{"DELETE", "/nodes/{node}/ceph/osd/{osdid}"},
+		{"PUT", "/nodes/{node}/disks/wipedisk"},
+		{"POST", "/nodes/{node}/execute"},
+	} {
+		t.add(r.m, r.p, &method{rootOnly: true, handler: notYet})
+	}
+}

@@ -1,0 +1,262 @@
+package pvesim
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// A hand-written subset of PVE::JSONSchema: enough to reject what PVE
+// rejects for the methods the simulator serves, with the same messages.
+
+type ptype int
+
+const (
+	tString ptype = iota
+	tInteger
+	tBoolean
+	tNumber
+)
+
+type param struct {
+	typ       ptype
+	optional  bool
+	min, max  *int64
+	enum      []string
+	format    string
+	maxLength int
+	minLength int
+	requires  string
+	pattern   *regexp.Regexp
+}
+
+type schema map[string]param
+
+func i64(v int64) *int64 { return &v }
+
+// Helpers for compact schema declarations.
+func pStr() param  { return param{typ: tString, optional: true} }
+func pBool() param { return param{typ: tBoolean, optional: true} }
+func pInt(min, max *int64) param {
+	return param{typ: tInteger, optional: true, min: min, max: max}
+}
+func pFmt(f string) param          { return param{typ: tString, optional: true, format: f} }
+func pEnum(vals ...string) param   { return param{typ: tString, optional: true, enum: vals} }
+func (p param) req() param         { p.optional = false; return p }
+func (p param) maxLen(n int) param { p.maxLength = n; return p }
+func (p param) needs(k string) param {
+	p.requires = k
+	return p
+}
+
+func nodeParam() param { return pFmt("pve-node").req() }
+
+var (
+	integerRE  = regexp.MustCompile(`^[+-]?\d+$`)
+	numberRE   = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
+	nodeNameRE = regexp.MustCompile(`^(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$`)
+	ifaceRE    = regexp.MustCompile(`^(?i:[a-z][a-z0-9_]{1,20}(?:[:.]\d+)?)$`)
+	configIDRE = regexp.MustCompile(`^(?i:[a-z][a-z0-9_-]+)$`)
+	vlanItemRE = regexp.MustCompile(`^(\d+)(?:-(\d+))?$`)
+	listSplit  = regexp.MustCompile(`[\x00\s,;]+`)
+)
+
+// splitList is PVE::Tools::split_list.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range listSplit.Split(s, -1) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// validate returns per-parameter errors like PVE::JSONSchema::validate.
+func (sc schema) validate(params map[string]string) map[string]string {
+	errs := map[string]string{}
+	for k := range params {
+		if _, ok := sc[k]; !ok {
+			errs[k] = "property is not defined in schema and the schema does not allow additional properties"
+		}
+	}
+	for k, p := range sc {
+		v, ok := params[k]
+		if !ok {
+			if !p.optional {
+				errs[k] = "property is missing and it is not optional"
+			}
+			continue
+		}
+		if msg := p.check(v); msg != "" {
+			errs[k] = msg
+			continue
+		}
+		if p.requires != "" {
+			if _, ok := params[p.requires]; !ok {
+				if _, already := errs[p.requires]; !already {
+					errs[p.requires] = fmt.Sprintf("missing property required by '%s'", k)
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func (p param) check(v string) string {
+	switch p.typ {
+	case tBoolean:
+		if v != "0" && v != "1" {
+			return fmt.Sprintf("type check ('boolean') failed - got '%s'", v)
+		}
+		return ""
+	case tInteger:
+		if !integerRE.MatchString(v) {
+			return fmt.Sprintf("type check ('integer') failed - got '%s'", v)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Sprintf("type check ('integer') failed - got '%s'", v)
+		}
+		if p.min != nil && n < *p.min {
+			return fmt.Sprintf("value must have a minimum value of %d", *p.min)
+		}
+		if p.max != nil && n > *p.max {
+			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
+		}
+		return ""
+	case tNumber:
+		if !numberRE.MatchString(v) {
+			return fmt.Sprintf("type check ('number') failed - got '%s'", v)
+		}
+		return ""
+	}
+	if p.maxLength > 0 && len(v) > p.maxLength {
+		return fmt.Sprintf("value may only be %d characters long", p.maxLength)
+	}
+	if p.minLength > 0 && len(v) < p.minLength {
+		return fmt.Sprintf("value must be at least %d characters long", p.minLength)
+	}
+	if p.pattern != nil && !p.pattern.MatchString(v) {
+		return "value does not match the regex pattern"
+	}
+	if len(p.enum) > 0 {
+		for _, e := range p.enum {
+			if e == v {
+				return ""
+			}
+		}
+		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
+	}
+	if p.format != "" {
+		if msg := checkFormat(p.format, v); msg != "" {
+			// check_format's die text keeps its newline inside the error.
+			return "invalid format - " + msg + "\n"
+		}
+	}
+	return ""
+}
+
+func checkFormat(format, v string) string {
+	if base, ok := strings.CutSuffix(format, "-list"); ok && base != "pve-vlan-id-or-range" {
+		for _, item := range splitList(v) {
+			if msg := checkFormat(base, item); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	switch format {
+	case "pve-node":
+		if !nodeNameRE.MatchString(v) {
+			return "value does not look like a valid node name"
+		}
+	case "pve-iface":
+		if !ifaceRE.MatchString(v) {
+			return fmt.Sprintf("invalid network interface name '%s'", v)
+		}
+	case "pve-configid":
+		if !configIDRE.MatchString(v) {
+			return fmt.Sprintf("invalid configuration ID '%s'", v)
+		}
+	case "ipv4":
+		if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
+			return "value does not look like a valid IPv4 address"
+		}
+	case "ipv6":
+		if a, err := netip.ParseAddr(v); err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
+			return "value does not look like a valid IPv6 address"
+		}
+	case "ip":
+		if _, err := netip.ParseAddr(v); err != nil {
+			return "value does not look like a valid IP address"
+		}
+	case "CIDRv4":
+		if !validCIDR(v, true) {
+			return "value does not look like a valid IPv4 CIDR network"
+		}
+	case "CIDRv6":
+		if !validCIDR(v, false) {
+			return "value does not look like a valid IPv6 CIDR network"
+		}
+	case "ipv4mask":
+		if _, ok := maskBits(v); !ok {
+			return "value does not look like a valid IPv4 netmask"
+		}
+	case "pve-vlan-id-or-range-list":
+		for _, item := range splitList(v) {
+			m := vlanItemRE.FindStringSubmatch(item)
+			if m == nil {
+				return fmt.Sprintf("invalid VLAN configuration '%s'", item)
+			}
+			for _, t := range m[1:] {
+				if t == "" {
+					continue
+				}
+				if n, _ := strconv.Atoi(t); n < 2 || n > 4094 {
+					return fmt.Sprintf("invalid VLAN tag '%s'", t)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// validCIDR mirrors pve_verify_cidrv4/6: an address (host bits allowed)
+// with a prefix length of 8..32 (8..128 for IPv6).
+func validCIDR(v string, v4 bool) bool {
+	addr, bits, ok := strings.Cut(v, "/")
+	if !ok || !integerRE.MatchString(bits) {
+		return false
+	}
+	a, err := netip.ParseAddr(addr)
+	if err != nil || a.Zone() != "" {
+		return false
+	}
+	n, _ := strconv.Atoi(bits)
+	if v4 {
+		return a.Is4() && n >= 8 && n <= 32
+	}
+	return a.Is6() && !a.Is4In6() && n >= 8 && n <= 128
+}
+
+// maskBits converts a dotted IPv4 netmask to its prefix length.
+func maskBits(v string) (int, bool) {
+	a, err := netip.ParseAddr(v)
+	if err != nil || !a.Is4() {
+		return 0, false
+	}
+	b := a.As4()
+	m := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	n := 0
+	for m&0x80000000 != 0 {
+		n++
+		m <<= 1
+	}
+	if m != 0 || n == 0 {
+		return 0, false
+	}
+	return n, true
+}

@@ -1,0 +1,395 @@
+// Package pvesim is a stateful simulator of the Proxmox VE HTTP API. Every
+// provider test runs against it, so it aims at fidelity: it rejects what real
+// PVE rejects, with PVE's status codes and error texts.
+package pvesim
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configures a simulator.
+type Options struct {
+	Nodes            []string      // default z2g4a, z2g4b, z2g4c
+	ClusterName      string        // "" = standalone nodes; else clustered under that name
+	Listen           string        // default "127.0.0.1:0"; port P>0 gives nodes P, P+1, ...
+	StatePath        string        // optional JSON persistence
+	RequestLogPath   string        // optional JSON-lines request log (append)
+	TaskDuration     time.Duration // how long tasks stay running; default 50ms, <0 means 0
+	AuthFailureDelay time.Duration // delay of every 401 (PVE: 3 s); default 0
+}
+
+// NodeInfo describes one node's listener and credentials.
+type NodeInfo struct {
+	Name           string `json:"name"`
+	Endpoint       string `json:"endpoint"`
+	APIToken       string `json:"api_token"`
+	RootPassword   string `json:"root_password"`
+	TLSFingerprint string `json:"tls_fingerprint"`
+	CACertPEM      string `json:"ca_cert"`
+}
+
+// Info is what a client needs; top-level values are the first node's.
+type Info struct {
+	Endpoint       string     `json:"endpoint"`
+	APIToken       string     `json:"api_token"`
+	RootPassword   string     `json:"root_password"`
+	TLSFingerprint string     `json:"tls_fingerprint"`
+	CACertPEM      string     `json:"ca_cert"`
+	Nodes          []NodeInfo `json:"nodes"`
+}
+
+// DefaultNodes are the reference lab's nodes.
+var DefaultNodes = []string{"z2g4a", "z2g4b", "z2g4c"}
+
+// physicalNICs are the NICs every simulated node has (reference lab).
+var physicalNICs = []string{"bcm5720p0", "bcm5720p1", "i219", "cx354ap1"}
+
+const tokenID = "root@pam!terraform"
+
+// Sim is a running simulator.
+type Sim struct {
+	opts Options
+
+	// mu guards st, tasks and faults. Handlers run entirely under it, which
+	// also serialises network writes per node as PVE's lock file does.
+	mu     sync.Mutex
+	st     *simState
+	faults []*Fault
+
+	listeners []*nodeListener
+	closing   chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup // task goroutines
+
+	reqMu    sync.Mutex
+	requests []Request
+	logPaths []string
+
+	routes []*route
+	logger *log.Logger
+}
+
+type nodeListener struct {
+	node     string
+	endpoint string
+	srv      *http.Server
+	ln       net.Listener
+}
+
+// Start creates the simulator and begins serving one HTTPS listener per node.
+func Start(opts Options) (*Sim, error) {
+	if len(opts.Nodes) == 0 {
+		opts.Nodes = DefaultNodes
+	}
+	if opts.Listen == "" {
+		opts.Listen = "127.0.0.1:0"
+	}
+	if opts.TaskDuration == 0 {
+		opts.TaskDuration = 50 * time.Millisecond
+	} else if opts.TaskDuration < 0 {
+		opts.TaskDuration = 0
+	}
+	s := &Sim{opts: opts, closing: make(chan struct{}), logger: log.New(os.Stderr, "", log.LstdFlags)}
+	if opts.RequestLogPath != "" {
+		s.logPaths = append(s.logPaths, opts.RequestLogPath)
+	}
+	if p := os.Getenv("PVESIM_REQUEST_LOG"); p != "" && p != opts.RequestLogPath {
+		s.logPaths = append(s.logPaths, p)
+	}
+	s.routes = buildRoutes()
+
+	var st *simState
+	if opts.StatePath != "" {
+		var err error
+		if st, err = loadState(opts.StatePath); err != nil {
+			return nil, err
+		}
+	}
+	if st == nil {
+		var err error
+		if st, err = newState(opts); err != nil {
+			return nil, err
+		}
+	}
+	s.st = st
+	s.mu.Lock()
+	s.saveLocked()
+	s.mu.Unlock()
+
+	host, portStr, err := net.SplitHostPort(opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %q: %w", opts.Listen, err)
+	}
+	basePort, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %q: bad port", opts.Listen)
+	}
+	for i, name := range st.NodeOrder {
+		ns := st.Nodes[name]
+		cert, err := tls.X509KeyPair([]byte(ns.CertPEM), []byte(ns.KeyPEM))
+		if err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("node %s certificate: %w", name, err)
+		}
+		port := 0
+		if basePort > 0 {
+			port = basePort + i
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("node %s: %w", name, err)
+		}
+		epHost := host
+		if epHost == "" || epHost == "0.0.0.0" || epHost == "::" {
+			epHost = "127.0.0.1"
+		}
+		nl := &nodeListener{
+			node:     name,
+			ln:       ln,
+			endpoint: "https://" + net.JoinHostPort(epHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
+		}
+		nodeName := name
+		nl.srv = &http.Server{
+			Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(nodeName, w, r) }),
+			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+			ReadHeaderTimeout: 10 * time.Second,
+			// HTTP/1.1 only, like pveproxy; it also lets error responses carry
+			// PVE's custom reason phrase via hijacking.
+			TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+			ErrorLog:     log.New(ioDiscard{}, "", 0),
+		}
+		s.listeners = append(s.listeners, nl)
+		go func() { _ = nl.srv.ServeTLS(ln, "", "") }()
+	}
+	return s, nil
+}
+
+type ioDiscard struct{}
+
+func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
+
+func (s *Sim) logf(format string, args ...any) { s.logger.Printf(format, args...) }
+
+// Close stops listeners and task goroutines.
+func (s *Sim) Close() error {
+	var errs []error
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		for _, nl := range s.listeners {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if err := nl.srv.Shutdown(ctx); err != nil {
+				_ = nl.srv.Close()
+			}
+			cancel()
+		}
+		s.wg.Wait()
+		s.mu.Lock()
+		s.saveLocked()
+		s.mu.Unlock()
+	})
+	return errors.Join(errs...)
+}
+
+// Info returns endpoints and credentials.
+func (s *Sim) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var info Info
+	for _, nl := range s.listeners {
+		ns := s.st.Nodes[nl.node]
+		d := s.st.Domains[ns.Domain]
+		info.Nodes = append(info.Nodes, NodeInfo{
+			Name:           nl.node,
+			Endpoint:       nl.endpoint,
+			APIToken:       tokenID + "=" + d.TokenSecret,
+			RootPassword:   d.RootPassword,
+			TLSFingerprint: certFingerprint(ns.CertPEM),
+			CACertPEM:      d.CACertPEM,
+		})
+	}
+	if len(info.Nodes) > 0 {
+		n := info.Nodes[0]
+		info.Endpoint, info.APIToken, info.RootPassword = n.Endpoint, n.APIToken, n.RootPassword
+		info.TLSFingerprint, info.CACertPEM = n.TLSFingerprint, n.CACertPEM
+	}
+	return info
+}
+
+func (s *Sim) clustered() bool { return s.st.ClusterName != "" }
+
+func newState(opts Options) (*simState, error) {
+	st := &simState{
+		ClusterName: opts.ClusterName,
+		Nodes:       map[string]*nodeState{},
+		Domains:     map[string]*authDomain{},
+		NextPID:     0x1000 + uint32(randInt(0xF000)),
+	}
+	host, _, _ := net.SplitHostPort(opts.Listen)
+	seen := map[string]bool{}
+	for _, name := range opts.Nodes {
+		if !nodeNameRE.MatchString(name) || seen[name] {
+			return nil, fmt.Errorf("invalid or duplicate node name %q", name)
+		}
+		seen[name] = true
+		domain := name
+		if opts.ClusterName != "" {
+			domain = "cluster"
+		}
+		d := st.Domains[domain]
+		if d == nil {
+			var err error
+			if d, err = newAuthDomain(); err != nil {
+				return nil, err
+			}
+			st.Domains[domain] = d
+		}
+		certPEM, keyPEM, err := issueLeaf(d, name, host)
+		if err != nil {
+			return nil, err
+		}
+		st.NodeOrder = append(st.NodeOrder, name)
+		st.Nodes[name] = &nodeState{
+			Name: name, Domain: domain, CertPEM: certPEM, KeyPEM: keyPEM,
+			Physical: append([]string(nil), physicalNICs...),
+			Applied:  defaultNetConfig(),
+			BootTime: time.Now().Add(-time.Hour).Unix(),
+		}
+	}
+	return st, nil
+}
+
+func newAuthDomain() (*authDomain, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          randSerial(),
+		Subject:               pkix.Name{CommonName: "Proxmox Virtual Environment", OrganizationalUnit: []string{"pve-root-ca"}, Organization: []string{"PVE Cluster Manager CA"}},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().AddDate(10, 0, 0),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	tk := make([]byte, 32)
+	_, _ = rand.Read(tk)
+	return &authDomain{
+		RootPassword: randHex(12),
+		TokenSecret:  randUUID(),
+		TicketKey:    tk,
+		CACertPEM:    string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		CAKeyPEM:     string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})),
+	}, nil
+}
+
+func issueLeaf(d *authDomain, node, listenHost string) (string, string, error) {
+	cb, _ := pem.Decode([]byte(d.CACertPEM))
+	kb, _ := pem.Decode([]byte(d.CAKeyPEM))
+	if cb == nil || kb == nil {
+		return "", "", errors.New("bad CA PEM")
+	}
+	caCert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return "", "", err
+	}
+	caKey, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return "", "", err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
+	if ip := net.ParseIP(listenHost); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
+		ips = append(ips, ip)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: randSerial(),
+		Subject:      pkix.Name{CommonName: node + ".localdomain", OrganizationalUnit: []string{"PVE Cluster Node"}, Organization: []string{"Proxmox Virtual Environment"}},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().AddDate(2, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", node, node + ".localdomain"},
+		IPAddresses:  ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return "", "", err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})), nil
+}
+
+// certFingerprint is PVE's style: SHA-256 of the DER, upper-case hex pairs
+// joined by colons.
+func certFingerprint(certPEM string) string {
+	b, _ := pem.Decode([]byte(certPEM))
+	if b == nil {
+		return ""
+	}
+	sum := sha256.Sum256(b.Bytes)
+	parts := make([]string, len(sum))
+	for i, c := range sum {
+		parts[i] = fmt.Sprintf("%02X", c)
+	}
+	return strings.Join(parts, ":")
+}
+
+func randSerial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	return n
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}
+
+func randUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+func randInt(n int64) int64 {
+	v, _ := rand.Int(rand.Reader, big.NewInt(n))
+	return v.Int64()
+}

@@ -1,0 +1,100 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// simState is everything that survives a restart when Options.StatePath is
+// set. Credentials, CA and leaf keys are kept too, so clients configured
+// against a previous run stay valid.
+type simState struct {
+	ClusterName string                 `json:"cluster_name,omitempty"`
+	NodeOrder   []string               `json:"node_order"`
+	Nodes       map[string]*nodeState  `json:"nodes"`
+	Domains     map[string]*authDomain `json:"domains"`
+	NextPID     uint32                 `json:"next_pid"`
+}
+
+// authDomain is one trust domain: the whole cluster, or one standalone node.
+// PVE shares root's password, tokens and the CA through /etc/pve, so a
+// cluster has exactly one.
+type authDomain struct {
+	RootPassword string `json:"root_password"`
+	TokenSecret  string `json:"token_secret"`
+	TicketKey    []byte `json:"ticket_key"`
+	CACertPEM    string `json:"ca_cert"`
+	CAKeyPEM     string `json:"ca_key"`
+}
+
+type nodeState struct {
+	Name     string     `json:"name"`
+	Domain   string     `json:"domain"`
+	CertPEM  string     `json:"cert"`
+	KeyPEM   string     `json:"key"`
+	Physical []string   `json:"physical_nics"`
+	Applied  *netConfig `json:"network_applied"`
+	// Staged is /etc/network/interfaces.new; nil when the file does not exist.
+	Staged *netConfig `json:"network_staged,omitempty"`
+	// Active lists interfaces that ifreload brought up (the "active" flag).
+	Active   []string `json:"active,omitempty"`
+	Tasks    []*task  `json:"tasks,omitempty"`
+	BootTime int64    `json:"boot_time"`
+}
+
+func loadState(path string) (*simState, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	var st simState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("parse state %s: %w", path, err)
+	}
+	if len(st.NodeOrder) == 0 || st.Nodes == nil || st.Domains == nil {
+		return nil, fmt.Errorf("state %s: no nodes", path)
+	}
+	for _, n := range st.Nodes {
+		if n.Applied == nil {
+			n.Applied = newNetConfig()
+		}
+		n.Applied.fixup()
+		if n.Staged != nil {
+			n.Staged.fixup()
+		}
+		// A task cannot survive a restart: like a reboot, it ends unknown.
+		for _, t := range n.Tasks {
+			if t.Status == "running" {
+				t.Status = "stopped"
+				t.ExitStatus = "unexpected status"
+			}
+		}
+	}
+	return &st, nil
+}
+
+// saveLocked writes the state atomically. Caller holds s.mu.
+func (s *Sim) saveLocked() {
+	if s.opts.StatePath == "" {
+		return
+	}
+	b, err := json.MarshalIndent(s.st, "", "  ")
+	if err != nil {
+		s.logf("pvesim: marshal state: %v", err)
+		return
+	}
+	tmp := filepath.Join(filepath.Dir(s.opts.StatePath), "."+filepath.Base(s.opts.StatePath)+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		s.logf("pvesim: write state: %v", err)
+		return
+	}
+	if err := os.Rename(tmp, s.opts.StatePath); err != nil {
+		s.logf("pvesim: rename state: %v", err)
+	}
+}
