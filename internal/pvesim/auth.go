@@ -179,8 +179,8 @@ func registerAuth(t *routeTable) {
 		"password":      pStr().req(),
 		"realm":         pStr().maxLen(32),
 		"otp":           pStr(),
-		"path":          pStr().maxLen(64),
-		"privs":         pStr().maxLen(64),
+		"path":          pStr().maxLen(64).needs("privs"),
+		"privs":         pStr().maxLen(64).needs("path"),
 		"new-format":    pBool(),
 		"tfa-challenge": pStr(),
 	}, handler: createTicket})
