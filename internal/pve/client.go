@@ -352,6 +352,14 @@ func (c *Client) login(ctx context.Context) error {
 // ensureTicket logs in unless another goroutine already replaced the ticket
 // of generation stale.
 func (c *Client) ensureTicket(ctx context.Context, stale uint64, force bool) error {
+	if !force {
+		c.authMu.Lock()
+		have := c.ticket != ""
+		c.authMu.Unlock()
+		if have {
+			return nil
+		}
+	}
 	c.loginMu.Lock()
 	defer c.loginMu.Unlock()
 	c.authMu.Lock()
@@ -587,7 +595,7 @@ func (c *Client) acquire(ctx context.Context, path string) (func(), error) {
 	c.semMu.Lock()
 	sem, ok := c.sems[b]
 	if !ok {
-		sem = make(chan struct{}, 100)
+		sem = make(chan struct{}, c.maxParallel)
 		c.sems[b] = sem
 	}
 	c.semMu.Unlock()

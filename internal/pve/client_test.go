@@ -348,6 +348,9 @@ func TestMaxParallelPerNode(t *testing.T) {
 	var inflight, maxInflight atomic.Int32
 	arrived := make(chan struct{}, total)
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseAll() // on failure too, or the server cannot shut down
 	ts := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api2/json/version" || strings.HasPrefix(r.URL.Path, "/api2/json/nodes/n2/") {
 			writeJSON(w, 200, `{"data":{}}`)
@@ -399,7 +402,7 @@ func TestMaxParallelPerNode(t *testing.T) {
 	if err := c.Get(ctx, "/nodes/n2/qemu", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
+	releaseAll()
 	for i := 0; i < total; i++ {
 		if err := <-errs; err != nil {
 			t.Error(err)

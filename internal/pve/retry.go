@@ -15,7 +15,7 @@ import (
 // wait in between.
 type RetryPolicy struct {
 	// MaxAttempts is the total number of tries, including the first (1 = no
-	// retry).
+	// retry; values below 1 count as 1 unless the whole policy is zero).
 	MaxAttempts int
 	BaseDelay   time.Duration
 	MaxDelay    time.Duration

@@ -169,10 +169,14 @@ func TestRetryBehaviour(t *testing.T) {
 			cancel() // cancel while the client is about to back off
 			writeJSON(w, 503, `{"data":null}`)
 		}))
-		c := clientFor(t, ts, Config{Retry: RetryPolicy{MaxAttempts: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}})
+		c := clientFor(t, ts, Config{Retry: RetryPolicy{MaxAttempts: 5, BaseDelay: 20 * time.Second, MaxDelay: 20 * time.Second}})
+		start := time.Now()
 		err := c.Get(cctx, "/version", nil, nil)
-		if err == nil || n.Load() != 1 {
+		if !errors.Is(err, context.Canceled) || n.Load() != 1 {
 			t.Fatalf("err=%v requests=%d", err, n.Load())
+		}
+		if el := time.Since(start); el > 5*time.Second {
+			t.Fatalf("cancellation took %v: the backoff sleep ignored ctx", el)
 		}
 	})
 }

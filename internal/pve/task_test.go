@@ -137,7 +137,10 @@ func TestWaitTaskError(t *testing.T) {
 
 func TestWaitTaskCancel(t *testing.T) {
 	var polls atomic.Int32
-	ctx, cancel := context.WithCancel(context.Background())
+	// The outer deadline only keeps a broken implementation from hanging.
+	outer, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	ctx, cancel := context.WithCancel(outer)
 	defer cancel()
 	ts := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if polls.Add(1) == 2 {
