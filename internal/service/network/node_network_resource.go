@@ -185,6 +185,7 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"active": schema.BoolAttribute{
 				Computed:            true,
 				MarkdownDescription: "Whether the interface is up on the node.",
+				PlanModifiers:       []planmodifier.Bool{activePlanModifier{}},
 			},
 		},
 		Blocks: map[string]schema.Block{

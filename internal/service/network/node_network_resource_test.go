@@ -162,6 +162,20 @@ resource "pve_node_network" "test" {
 					}),
 				),
 			},
+			{
+				// Not starting at boot: after the reload the bridge is down.
+				Config: config(`autostart = false`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "autostart", "false"),
+					resource.TestCheckResourceAttr(addr, "active", "false"),
+					checkOnNode(e, node, "vmbr42", func(in *pve.NetworkInterface) error {
+						if in.Autostart || in.Active {
+							return fmt.Errorf("node reports autostart=%v active=%v", in.Autostart, in.Active)
+						}
+						return nil
+					}),
+				),
+			},
 		},
 	})
 }

@@ -272,3 +272,24 @@ func (bridgeVIDsPlanModifier) PlanModifyString(ctx context.Context, req planmodi
 		resp.PlanValue = req.StateValue
 	}
 }
+
+// activePlanModifier keeps `active` as it is unless autostart changes, the
+// only attribute that decides whether a reload brings the interface up;
+// without it every update would show active as "known after apply".
+type activePlanModifier struct{}
+
+func (activePlanModifier) Description(context.Context) string {
+	return "keeps active unless autostart changes"
+}
+func (m activePlanModifier) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (activePlanModifier) PlanModifyBool(ctx context.Context, req planmodifier.BoolRequest, resp *planmodifier.BoolResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.StateValue.IsNull() {
+		return
+	}
+	var planned, prior types.Bool
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("autostart"), &planned)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("autostart"), &prior)...)
+	if !planned.IsUnknown() && planned.Equal(prior) {
+		resp.PlanValue = req.StateValue
+	}
+}
