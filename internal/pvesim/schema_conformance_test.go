@@ -19,16 +19,16 @@ import (
 // PVE would make every test behind it a lie.
 
 type schemaParam struct {
-	Name      string   `json:"name"`
-	Type      string   `json:"type"`
-	Optional  int      `json:"optional"`
-	Enum      []string `json:"enum"`
+	Name      string       `json:"name"`
+	Type      string       `json:"type"`
+	Optional  int          `json:"optional"`
+	Enum      []string     `json:"enum"`
 	Minimum   *looseNumber `json:"minimum"`
 	Maximum   *looseNumber `json:"maximum"`
-	MaxLength *int     `json:"maxLength"`
-	MinLength *int     `json:"minLength"`
-	Requires  string   `json:"requires"`
-	Format    any      `json:"format"`
+	MaxLength *int         `json:"maxLength"`
+	MinLength *int         `json:"minLength"`
+	Requires  string       `json:"requires"`
+	Format    any          `json:"format"`
 }
 
 type schemaMethod struct {

@@ -281,7 +281,9 @@ type activePlanModifier struct{}
 func (activePlanModifier) Description(context.Context) string {
 	return "keeps active unless autostart changes"
 }
-func (m activePlanModifier) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (m activePlanModifier) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
 func (activePlanModifier) PlanModifyBool(ctx context.Context, req planmodifier.BoolRequest, resp *planmodifier.BoolResponse) {
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.StateValue.IsNull() {
 		return
