@@ -47,8 +47,15 @@ func SetupCLI(t *testing.T) {
 			}
 			os.Setenv("TF_ACC_TERRAFORM_PATH", bin)
 		}
-		if strings.Contains(filepath.Base(bin), "tofu") && os.Getenv("TF_ACC_PROVIDER_HOST") == "" {
-			os.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
+		// Test configurations carry no required_providers, so OpenTofu
+		// resolves "pve" as registry.opentofu.org/hashicorp/pve.
+		if strings.Contains(filepath.Base(bin), "tofu") {
+			if os.Getenv("TF_ACC_PROVIDER_HOST") == "" {
+				os.Setenv("TF_ACC_PROVIDER_HOST", "registry.opentofu.org")
+			}
+			if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
+				os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
+			}
 		}
 	})
 	if cliErr != "" {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make test: everything that runs against the simulator, no cluster and no network.
+#   go vet ./...; go test -count=1 ./...; scripts/docs.sh --check
+# PVE_* variables are cleared so a configured live cluster is never touched (make testacc is
+# for that). The CLI comes from scripts/env.sh: terraform/tofu on PATH, or OpenTofu built
+# from tools/tofu. Extra go test flags: GOTESTFLAGS="-run TestFoo -v" make test
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+while read -r v; do
+	unset "$v"
+done < <(compgen -e | grep '^PVE_' || true)
+
+# shellcheck source=scripts/env.sh
+. "$root/scripts/env.sh"
+echo "test.sh: CLI $TF_ACC_TERRAFORM_PATH ($("$TF_ACC_TERRAFORM_PATH" version 2>/dev/null | sed -n 1p))"
+
+echo "test.sh: go vet ./..."
+go vet ./...
+
+echo "test.sh: go test -count=1 ${GOTESTFLAGS:+$GOTESTFLAGS }./..."
+# shellcheck disable=SC2086
+go test -count=1 ${GOTESTFLAGS:-} ./...
+
+echo "test.sh: scripts/docs.sh --check"
+"$root/scripts/docs.sh" --check

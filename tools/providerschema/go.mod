@@ -1,0 +1,3 @@
+module github.com/pvelab/terraform-provider-pve/tools/providerschema
+
+go 1.22
