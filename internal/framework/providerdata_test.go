@@ -34,7 +34,9 @@ func TestReadCacheSharesOneLoad(t *testing.T) {
 		t.Errorf("concurrent readers of one key loaded %d times, want 1", n)
 	}
 	c.Invalidate("k")
-	c.Get(context.Background(), "k", func(context.Context) (any, error) { loads.Add(1); return 1, nil })
+	if _, err := c.Get(context.Background(), "k", func(context.Context) (any, error) { loads.Add(1); return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
 	if n := loads.Load(); n != 2 {
 		t.Errorf("after Invalidate the key must load again; loads = %d", n)
 	}

@@ -227,7 +227,7 @@ func TestTicketAuth(t *testing.T) {
 			}
 			n := logins.Add(1)
 			expired.Store(false)
-			writeJSON(w, 200, `{"data":{"username":"root@pam","ticket":"`+ticket+`","CSRFPreventionToken":"CSRF`+string(rune('0'+n))+`","cap":{}}}`)
+			writeJSON(w, 200, `{"data":{"username":"root@pam","ticket":"`+ticket+`","CSRFPreventionToken":"CSRF`+string('0'+n)+`","cap":{}}}`)
 			return
 		}
 		ck, err := r.Cookie("PVEAuthCookie")
@@ -244,7 +244,7 @@ func TestTicketAuth(t *testing.T) {
 			}
 		default:
 			posts.Add(1)
-			if want := "CSRF" + string(rune('0'+logins.Load())); csrf != want {
+			if want := "CSRF" + string('0'+logins.Load()); csrf != want {
 				t.Errorf("%s CSRF = %q, want %q", r.Method, csrf, want)
 			}
 		}

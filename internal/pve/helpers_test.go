@@ -74,7 +74,7 @@ func rawResponse(t *testing.T, w http.ResponseWriter, status int, reason, body s
 		return
 	}
 	defer conn.Close()
-	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nServer: pve-api-daemon/3.0\r\nContent-Type: application/json;charset=UTF-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+	_, _ = fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nServer: pve-api-daemon/3.0\r\nContent-Type: application/json;charset=UTF-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		status, reason, len(body), body)
 	_ = buf.Flush()
 }

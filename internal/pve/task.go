@@ -32,7 +32,7 @@ var upidRe = regexp.MustCompile(`^UPID:([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)
 func ParseUPID(s string) (UPID, error) {
 	m := upidRe.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return UPID{}, fmt.Errorf("invalid PVE task id (UPID) %q: expected UPID:node:pid:pstart:starttime:type:id:user:", s)
+		return UPID{}, fmt.Errorf("invalid PVE task id (UPID) %q: expected the form UPID:node:pid:pstart:starttime:type:id:user: with a trailing colon", s)
 	}
 	pid, _ := strconv.ParseUint(m[3], 16, 64)
 	pstart, _ := strconv.ParseUint(m[4], 16, 64)

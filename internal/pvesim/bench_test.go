@@ -19,7 +19,7 @@ func BenchmarkNetworkList(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer sim.Close()
+	defer func() { _ = sim.Close() }()
 	info := sim.Info()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(info.CACertPEM))

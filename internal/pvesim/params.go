@@ -39,8 +39,8 @@ func i64(v int64) *int64 { return &v }
 // Helpers for compact schema declarations.
 func pStr() param  { return param{typ: tString, optional: true} }
 func pBool() param { return param{typ: tBoolean, optional: true} }
-func pInt(min, max *int64) param {
-	return param{typ: tInteger, optional: true, min: min, max: max}
+func pInt(lo, hi *int64) param {
+	return param{typ: tInteger, optional: true, min: lo, max: hi}
 }
 func pFmt(f string) param          { return param{typ: tString, optional: true, format: f} }
 func pEnum(vals ...string) param   { return param{typ: tString, optional: true, enum: vals} }

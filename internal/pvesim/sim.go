@@ -154,7 +154,7 @@ func Start(opts Options) (*Sim, error) {
 		if basePort > 0 {
 			port = basePort + i
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("node %s: %w", name, err)
@@ -163,10 +163,11 @@ func Start(opts Options) (*Sim, error) {
 		if epHost == "" || epHost == "0.0.0.0" || epHost == "::" {
 			epHost = "127.0.0.1"
 		}
+		_, boundPort, _ := net.SplitHostPort(ln.Addr().String())
 		nl := &nodeListener{
 			node:     name,
 			ln:       ln,
-			endpoint: "https://" + net.JoinHostPort(epHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
+			endpoint: "https://" + net.JoinHostPort(epHost, boundPort),
 		}
 		nodeName := name
 		nl.srv = &http.Server{

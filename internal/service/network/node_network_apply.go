@@ -27,7 +27,11 @@ func listNetwork(ctx context.Context, pd *framework.ProviderData, node string) (
 	if err != nil {
 		return nil, err
 	}
-	return v.(*pve.NetworkList), nil
+	list, ok := v.(*pve.NetworkList)
+	if !ok {
+		return nil, fmt.Errorf("read cache holds %T for node %s network, not a network list (provider bug)", v, node)
+	}
+	return list, nil
 }
 
 func findInterface(list *pve.NetworkList, iface string) *pve.NetworkInterface {
