@@ -340,11 +340,14 @@ func listNetwork(c *call) (any, *apiError) {
 
 func applyNetwork(c *call) (any, *apiError) {
 	ns := c.node()
+	// The worker renames interfaces.new over interfaces first and only then
+	// runs ifreload, so a failed reload still leaves the new configuration
+	// in place (used at next boot) with nothing staged.
+	if ns.Staged != nil {
+		ns.Applied = ns.Staged
+		ns.Staged = nil
+	}
 	upid := c.s.startTaskLocked(c, "srvreload", "networking", func(t *task) (int, error) {
-		if ns.Staged != nil {
-			ns.Applied = ns.Staged
-			ns.Staged = nil
-		}
 		ns.computeActive()
 		return 0, nil
 	})

@@ -79,6 +79,9 @@ type Sim struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup // task goroutines
+	// running and peak count running tasks per "node/type", so tests can
+	// prove a client never overlaps work PVE does not serialise itself.
+	running, peak map[string]int
 
 	reqMu    sync.Mutex
 	requests []Request
@@ -393,4 +396,12 @@ func randUUID() string {
 func randInt(n int64) int64 {
 	v, _ := rand.Int(rand.Reader, big.NewInt(n))
 	return v.Int64()
+}
+
+// PeakConcurrentTasks returns the most tasks of type typ (such as
+// "srvreload") that ever ran at the same time on node.
+func (s *Sim) PeakConcurrentTasks(node, typ string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak[node+"/"+typ]
 }

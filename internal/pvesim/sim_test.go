@@ -90,7 +90,7 @@ func TestFaults(t *testing.T) {
 	if findIface(c.ok("GET", n, nil).data(), "vmbr1") != nil {
 		t.Fatal("lock timeout executed the write")
 	}
-	c.ok("POST", n, vals("iface", "vmbr1", "type", "bridge")) // Count 1: spent
+	c.ok("POST", n, vals("iface", "vmbr1", "type", "bridge", "autostart", "1")) // Count 1: spent
 
 	s.InjectFault(Fault{Method: "PUT", Path: `^/nodes/z2g4a/network$`, Kind: FaultTaskFailure, Message: "ifreload failed", Count: 1})
 	upid := c.ok("PUT", n, nil).data().(string)
@@ -102,8 +102,17 @@ func TestFaults(t *testing.T) {
 	if lines[len(lines)-1].(map[string]any)["t"] != "TASK ERROR: ifreload failed" {
 		t.Fatalf("log %v", lines)
 	}
-	if c.ok("GET", n, nil).env["changes"] == nil {
-		t.Fatal("failed apply must leave the config staged")
+	// As on PVE: interfaces.new was renamed before ifreload ran, so the
+	// new config is in place (nothing staged) but the reload did not bring
+	// it up.
+	after := c.ok("GET", n, nil)
+	if after.env["changes"] != nil {
+		t.Fatal("a failed reload must not leave the config staged: PVE renames it first")
+	}
+	for _, it := range after.data().([]any) {
+		if in := it.(map[string]any); in["iface"] == "vmbr1" && in["active"] != nil {
+			t.Fatalf("vmbr1 is active after a failed reload: %v", in)
+		}
 	}
 
 	s.InjectFault(Fault{Path: `^/version$`, Kind: FaultError, Status: 503, Message: "service unavailable"})

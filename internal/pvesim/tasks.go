@@ -56,6 +56,12 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 		ns.Tasks = ns.Tasks[len(ns.Tasks)-1000:]
 	}
 	s.saveLocked()
+	key := t.Node + "/" + typ
+	if s.running == nil {
+		s.running, s.peak = map[string]int{}, map[string]int{}
+	}
+	s.running[key]++
+	s.peak[key] = max(s.peak[key], s.running[key])
 
 	s.wg.Add(1)
 	go func() {
@@ -65,12 +71,16 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 		select {
 		case <-timer.C:
 		case <-t.cancel:
+			s.mu.Lock()
+			s.running[key]--
+			s.mu.Unlock()
 			return
 		case <-s.closing:
 			return
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.running[key]--
 		if t.Status != "running" {
 			return
 		}

@@ -101,8 +101,7 @@ func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node st
 	}
 	res, err := c.WaitTask(ctx, upid)
 	if err != nil {
-		revertStaged(ctx, c, node)
-		return nil, fmt.Errorf("network reload on node %s failed (any change still staged was reverted): %w", node, err)
+		return nil, reloadFailed(ctx, c, node, err)
 	}
 	var warnings []string
 	if res.Warnings > 0 {
@@ -110,6 +109,37 @@ func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node st
 	}
 	tflog.Info(ctx, "network configuration applied", map[string]any{"node": node, "upid": upid})
 	return warnings, nil
+}
+
+// ReloadFailedError is a reload task that failed. PVE renames
+// interfaces.new over interfaces before it runs ifreload, so unless
+// something is still staged the new configuration is already persistent.
+type ReloadFailedError struct {
+	Node          string
+	ConfigInPlace bool
+	Err           error
+}
+
+func (e *ReloadFailedError) Error() string {
+	if e.ConfigInPlace {
+		return fmt.Sprintf("network reload on node %s failed: %v\n\nPVE had already written the new configuration to /etc/network/interfaces "+
+			"before reloading, so the node keeps it and uses it at the next boot. Fix the cause above, then apply again.", e.Node, e.Err)
+	}
+	return fmt.Sprintf("network reload on node %s failed: %v\n\nThe staged change was reverted; nothing changed on the node.", e.Node, e.Err)
+}
+
+func (e *ReloadFailedError) Unwrap() error { return e.Err }
+
+// reloadFailed works out what a failed reload left behind: a staged change
+// still pending is ours (we started with none) and is reverted; otherwise
+// the configuration is in place and the caller must record it.
+func reloadFailed(ctx context.Context, c *pve.Client, node string, taskErr error) error {
+	list, err := c.ListNetwork(context.WithoutCancel(ctx), node)
+	if err == nil && strings.TrimSpace(list.Changes) == "" {
+		return &ReloadFailedError{Node: node, ConfigInPlace: true, Err: taskErr}
+	}
+	revertStaged(ctx, c, node)
+	return &ReloadFailedError{Node: node, Err: taskErr}
 }
 
 // revertStaged drops interfaces.new. It is safe because a change starts

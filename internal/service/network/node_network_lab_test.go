@@ -195,13 +195,18 @@ resource "pve_node_network" "test" {
 	})
 }
 
-func TestAccNodeNetwork_failedReloadReverts(t *testing.T) {
+// A failed reload on PVE leaves the new configuration in place (it renames
+// interfaces.new before running ifreload). The provider reports the failure,
+// records the interface as tainted instead of forgetting it, and the next
+// apply replaces it cleanly.
+func TestAccNodeNetwork_failedReloadIsRecordedTainted(t *testing.T) {
 	t.Parallel()
 	e := acctest.New(t)
 	if e.Sim == nil {
 		t.Skip("needs the simulator's fault injection")
 	}
 	node := e.Node(t, 0)
+	const addr = "pve_node_network.test"
 	config := e.Config(fmt.Sprintf(`
 resource "pve_node_network" "test" {
   node  = %q
@@ -215,13 +220,12 @@ resource "pve_node_network" "test" {
 			{
 				PreConfig: func() {
 					e.Sim.InjectFault(pvesim.Fault{Method: "PUT", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultTaskFailure,
-						Message: "ifreload: error: bridge0: cmd '/sbin/ip link set dev bridge0 up' failed", Count: 1})
+						Message: "ifreload: error: vmbr45: cmd '/sbin/ip link set dev vmbr45 up' failed", Count: 1})
 				},
 				Config:      config,
-				ExpectError: regexp.MustCompile(`(?s)Unable to Create network interface.*reload on node .* failed.*ifreload: error`),
+				ExpectError: regexp.MustCompile(`(?s)Unable to Create network interface.*reload on node .* failed.*ifreload: error.*already written the new configuration`),
 			},
 			{
-				// Nothing stayed staged, so the retry is not refused and succeeds.
 				PreConfig: func() {
 					list, err := e.Client.ListNetwork(context.Background(), node)
 					if err != nil {
@@ -232,10 +236,50 @@ resource "pve_node_network" "test" {
 					}
 				},
 				Config: config,
-				Check:  resource.TestCheckResourceAttr("pve_node_network.test", "cidr", "10.45.0.1/24"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionReplace),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "cidr", "10.45.0.1/24"),
+					resource.TestCheckResourceAttr(addr, "active", "true"),
+				),
 			},
 		},
 	})
+}
+
+// Many interfaces on two nodes, applied with Terraform's default
+// parallelism: reloads never overlap on one node.
+func TestAccNodeNetwork_reloadsSerialisedPerNode(t *testing.T) {
+	t.Parallel()
+	e := acctest.New(t)
+	if e.Sim == nil {
+		t.Skip("reads the simulator's task statistics")
+	}
+	nodes := []string{e.Node(t, 0), e.Node(t, 1)}
+	var b strings.Builder
+	for _, node := range nodes {
+		for i := 0; i < 6; i++ {
+			fmt.Fprintf(&b, `
+resource "pve_node_network" "%[1]s_%[2]d" {
+  node  = %[1]q
+  iface = "vmbr%[2]d"
+  type  = "bridge"
+}
+`, node, 60+i)
+		}
+	}
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
+		Config: e.Config(b.String()),
+		Check: func(*terraform.State) error {
+			for _, node := range nodes {
+				if peak := e.Sim.PeakConcurrentTasks(node, "srvreload"); peak != 1 {
+					return fmt.Errorf("node %s: %d network reloads ran at once, want 1", node, peak)
+				}
+			}
+			return nil
+		},
+	}}})
 }
 
 func TestAccNodeNetwork_lockTimeoutIsRetried(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -236,6 +237,10 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	addWarnings(&resp.Diagnostics, id, warnings)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "network interface", id, err)
+		// The interface is in the node's configuration although the reload
+		// failed: record it, tainted, so the next apply replaces it instead
+		// of failing on "interface already exists".
+		r.recordInPlace(ctx, err, node, iface, plan.Timeouts, &resp.State, &resp.Diagnostics)
 		return
 	}
 	state, found, diags := r.read(ctx, node, iface)
@@ -307,6 +312,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	addWarnings(&resp.Diagnostics, id, warnings)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "network interface", id, err)
+		r.recordInPlace(ctx, err, node, iface, plan.Timeouts, &resp.State, &resp.Diagnostics)
 		return
 	}
 	state, found, diags := r.read(ctx, node, iface)
@@ -378,6 +384,22 @@ func (r *nodeNetworkResource) read(ctx context.Context, node, iface string) (*no
 	var m nodeNetworkModel
 	diags.Append(m.fromAPI(ctx, node, in)...)
 	return &m, true, diags
+}
+
+// recordInPlace stores what the node now has after a reload that failed
+// with the new configuration already in /etc/network/interfaces, so state
+// never claims less than what is on the node.
+func (r *nodeNetworkResource) recordInPlace(ctx context.Context, err error, node, iface string, to timeouts.Value, st *tfsdk.State, diags *diagList) {
+	var rf *ReloadFailedError
+	if !errors.As(err, &rf) || !rf.ConfigInPlace {
+		return
+	}
+	state, found, d := r.read(ctx, node, iface)
+	if d.HasError() || !found {
+		return
+	}
+	state.Timeouts = to
+	diags.Append(st.Set(ctx, state)...)
 }
 
 // errNothingToDo ends a change early when the staging step finds nothing
