@@ -72,7 +72,10 @@ func (e *PendingChangesError) Error() string {
 
 // applyNetworkChange runs stage against a fresh list of the node's
 // interfaces and, when it staged something, applies it (ifreload) and waits
-// for the reload. Writes on one node are serialised; nodes are independent.
+// for the reload. It holds the node's network lock throughout, so no two
+// reloads overlap on a node; nodes are independent. It refuses to start
+// while the node has staged changes it did not make (they would be applied
+// with ours), which is also what makes reverting after a failure safe.
 func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node string, stage func(context.Context, *pve.NetworkList) error) ([]string, error) {
 	unlock := pd.NodeLocks.Lock(networkCacheKey(node))
 	defer unlock()

@@ -213,14 +213,13 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node, iface := plan.Node.ValueString(), plan.Iface.ValueString()
-	id := networkID(node, iface)
 	body, diags := plan.request(ctx, nil)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	c := r.pd.Client
-	warnings, err := r.change(ctx, node, func(ctx context.Context, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, current *pve.NetworkList) error {
 		if plan.Type.ValueString() == typeEth {
 			// A physical NIC is always listed; "creating" it configures it.
 			existing := findInterface(current, iface)
@@ -234,26 +233,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 		}
 		return c.CreateNetworkInterface(ctx, node, iface, body)
 	})
-	addWarnings(&resp.Diagnostics, id, warnings)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "network interface", id, err)
-		// The interface is in the node's configuration although the reload
-		// failed: record it, tainted, so the next apply replaces it instead
-		// of failing on "interface already exists".
-		r.recordInPlace(ctx, err, node, iface, plan.Timeouts, &resp.State, &resp.Diagnostics)
-		return
-	}
-	state, found, diags := r.read(ctx, node, iface)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.Diagnostics.AddError("Unable to Create network interface "+id, "PVE accepted and applied the interface but does not list it afterwards.")
-		return
-	}
-	state.Timeouts = plan.Timeouts
-	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	r.finishWrite(ctx, "Create", &plan, warnings, err, &resp.State, &resp.Diagnostics)
 }
 
 func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -297,35 +277,18 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node, iface := plan.Node.ValueString(), plan.Iface.ValueString()
-	id := networkID(node, iface)
 	body, diags := plan.request(ctx, &prior)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := r.change(ctx, node, func(ctx context.Context, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
 		return r.pd.Client.UpdateNetworkInterface(ctx, node, iface, body)
 	})
-	addWarnings(&resp.Diagnostics, id, warnings)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Update", "network interface", id, err)
-		r.recordInPlace(ctx, err, node, iface, plan.Timeouts, &resp.State, &resp.Diagnostics)
-		return
-	}
-	state, found, diags := r.read(ctx, node, iface)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.Diagnostics.AddError("Unable to Update network interface "+id, "The interface disappeared while it was being updated.")
-		return
-	}
-	state.Timeouts = plan.Timeouts
-	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	r.finishWrite(ctx, "Update", &plan, warnings, err, &resp.State, &resp.Diagnostics)
 }
 
 func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -343,7 +306,7 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	defer cancel()
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
-	warnings, err := r.change(ctx, node, func(ctx context.Context, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return errNothingToDo
 		}
@@ -386,34 +349,45 @@ func (r *nodeNetworkResource) read(ctx context.Context, node, iface string) (*no
 	return &m, true, diags
 }
 
-// recordInPlace stores what the node now has after a reload that failed
-// with the new configuration already in /etc/network/interfaces, so state
-// never claims less than what is on the node.
-func (r *nodeNetworkResource) recordInPlace(ctx context.Context, err error, node, iface string, to timeouts.Value, st *tfsdk.State, diags *diagList) {
-	var rf *ReloadFailedError
-	if !errors.As(err, &rf) || !rf.ConfigInPlace {
-		return
+// finishWrite reports a create or update and stores what the node has now,
+// read back from PVE. After a reload that failed with the new configuration
+// already in /etc/network/interfaces it still stores it (Terraform marks a
+// failed create tainted), so state never claims less than the node has and
+// the next apply replaces instead of failing on "interface already exists".
+func (r *nodeNetworkResource) finishWrite(ctx context.Context, action string, plan *nodeNetworkModel, warnings []string, err error, st *tfsdk.State, diags *diagList) {
+	node, iface := plan.Node.ValueString(), plan.Iface.ValueString()
+	id := networkID(node, iface)
+	addWarnings(diags, id, warnings)
+	if err != nil {
+		framework.AddUnable(diags, action, "network interface", id, err)
+		var rf *ReloadFailedError
+		if !errors.As(err, &rf) || !rf.ConfigInPlace {
+			return
+		}
 	}
 	state, found, d := r.read(ctx, node, iface)
-	if d.HasError() || !found {
+	if err != nil {
+		if !d.HasError() && found {
+			state.Timeouts = plan.Timeouts
+			diags.Append(st.Set(ctx, state)...)
+		}
 		return
 	}
-	state.Timeouts = to
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
+	if !found {
+		diags.AddError("Unable to "+action+" network interface "+id, "PVE accepted and applied the change but no longer lists the interface.")
+		return
+	}
+	state.Timeouts = plan.Timeouts
 	diags.Append(st.Set(ctx, state)...)
 }
 
 // errNothingToDo ends a change early when the staging step finds nothing
 // to do; no reload follows.
 var errNothingToDo = errors.New("nothing to change")
-
-// change stages one edit on a node and applies it at once, holding the
-// node's network lock so no two reloads overlap on a node. It refuses to
-// start while the node has staged changes it did not make (they would be
-// applied with ours), and reverts its own staged edit if the reload fails,
-// so a failed apply never leaves interfaces.new behind.
-func (r *nodeNetworkResource) change(ctx context.Context, node string, stage func(context.Context, *pve.NetworkList) error) (warnings []string, err error) {
-	return applyNetworkChange(ctx, r.pd, node, stage)
-}
 
 func addWarnings(diags *diagList, id string, warnings []string) {
 	for _, w := range warnings {
