@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test: everything that runs against the simulator, no cluster and no network.
-#   go vet ./...; go test -count=1 ./...; scripts/docs.sh --check
+#   go vet ./...; go test -count=1 ./...; the acceptance tests again against PVE 8.4; scripts/docs.sh --check
 # PVE_* variables are cleared so a configured live cluster is never touched (make testacc is
 # for that). The CLI comes from scripts/env.sh: terraform/tofu on PATH, or OpenTofu built
 # from tools/tofu. Extra go test flags: GOTESTFLAGS="-run TestFoo -v" make test
@@ -23,6 +23,11 @@ go vet ./...
 echo "test.sh: go test -count=1 ${GOTESTFLAGS:+$GOTESTFLAGS }./..."
 # shellcheck disable=SC2086
 go test -count=1 ${GOTESTFLAGS:-} ./...
+
+# The acceptance tests once more against the oldest PVE release pvesim simulates.
+echo "test.sh: PVESIM_RELEASE=8.4 go test -count=1 -run TestAcc ./internal/service/..."
+# shellcheck disable=SC2086
+PVESIM_RELEASE=8.4 go test -count=1 -run TestAcc ${GOTESTFLAGS:-} ./internal/service/...
 
 echo "test.sh: scripts/docs.sh --check"
 "$root/scripts/docs.sh" --check

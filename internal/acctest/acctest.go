@@ -32,7 +32,8 @@ type Env struct {
 // Live reports whether the test runs against a real cluster.
 func Live() bool { return os.Getenv("PVE_ENDPOINT") != "" && os.Getenv("TF_ACC") != "" }
 
-// New starts a fresh simulator (clustered, three reference-lab nodes), or
+// New starts a fresh simulator (clustered, three reference-lab nodes, the
+// PVE release in PVESIM_RELEASE or the newest), or
 // connects to the real cluster named by PVE_ENDPOINT with TF_ACC=1.
 func New(t *testing.T) *Env {
 	t.Helper()
@@ -40,7 +41,9 @@ func New(t *testing.T) *Env {
 	if Live() {
 		return newLive(t)
 	}
-	sim, err := pvesim.Start(pvesim.Options{ClusterName: "acctest"})
+	// PVESIM_RELEASE picks the PVE release to simulate (default the newest);
+	// make test runs the acceptance tests against every supported release.
+	sim, err := pvesim.Start(pvesim.Options{ClusterName: "acctest", PVERelease: os.Getenv("PVESIM_RELEASE")})
 	if err != nil {
 		t.Fatalf("start pvesim: %v", err)
 	}

@@ -81,6 +81,9 @@ tls_fingerprint = %q`, info.Endpoint, info.APIToken, fp)), ""},
 api_token = %q
 ca_cert = <<EOT
 %sEOT`, info.Endpoint, info.APIToken, info.CACertPEM)), ""},
+		{"insecure works, without a pin", provider(fmt.Sprintf(`endpoint = %q
+api_token = %q
+insecure = true`, info.Endpoint, info.APIToken)), ""},
 		{"root@pam ticket works", provider(fmt.Sprintf(`endpoint = %q
 username = "root@pam"
 password = %q

@@ -237,13 +237,19 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	return m
 }
 
-var netTypes = []string{"bridge", "bond", "eth", "alias", "vlan", "fabric", "OVSBridge", "OVSBond", "OVSPort", "OVSIntPort", "vnet", "unknown"}
+// netTypes are the interface types of a release; PVE 9 added fabric.
+func netTypes(rel pveRelease) []string {
+	if rel.atLeast9() {
+		return []string{"bridge", "bond", "eth", "alias", "vlan", "fabric", "OVSBridge", "OVSBond", "OVSPort", "OVSIntPort", "vnet", "unknown"}
+	}
+	return []string{"bridge", "bond", "eth", "alias", "vlan", "OVSBridge", "OVSBond", "OVSPort", "OVSIntPort", "vnet", "unknown"}
+}
 
-func ifaceSchema(update bool) schema {
+func ifaceSchema(rel pveRelease, update bool) schema {
 	sc := schema{
 		"node":                  nodeParam(),
 		"iface":                 func() param { p := pFmt("pve-iface").req().maxLen(20); p.minLength = 2; return p }(),
-		"type":                  pEnum(netTypes...).req(),
+		"type":                  pEnum(netTypes(rel)...).req(),
 		"address":               pFmt("ipv4").needs("netmask"),
 		"address6":              pFmt("ipv6").needs("netmask6"),
 		"autostart":             pBool(),
@@ -278,12 +284,16 @@ func ifaceSchema(update bool) schema {
 }
 
 func registerNetwork(t *routeTable) {
-	t.add("GET", "/nodes/{node}/network", &method{params: schema{
-		"node": nodeParam(),
-		"type": pEnum(append(append([]string{}, netTypes[:len(netTypes)-1]...), "include_sdn", "any_local_bridge", "any_bridge")...),
-	}, handler: listNetwork})
-	t.add("POST", "/nodes/{node}/network", &method{params: ifaceSchema(false), handler: createNetwork})
-	t.add("PUT", "/nodes/{node}/network", &method{params: schema{"node": nodeParam(), "regenerate-frr": pBool()}, handler: applyNetwork})
+	types := netTypes(t.rel)
+	filters := append(append([]string{}, types[:len(types)-1]...), "any_local_bridge", "any_bridge")
+	apply := schema{"node": nodeParam()}
+	if t.rel.atLeast9() {
+		filters = append(filters, "include_sdn")
+		apply["regenerate-frr"] = pBool()
+	}
+	t.add("GET", "/nodes/{node}/network", &method{params: schema{"node": nodeParam(), "type": pEnum(filters...)}, handler: listNetwork})
+	t.add("POST", "/nodes/{node}/network", &method{params: ifaceSchema(t.rel, false), handler: createNetwork})
+	t.add("PUT", "/nodes/{node}/network", &method{params: apply, handler: applyNetwork})
 	t.add("DELETE", "/nodes/{node}/network", &method{params: schema{"node": nodeParam()}, handler: func(c *call) (any, *apiError) {
 		c.node().Staged = nil
 		c.s.saveLocked()
@@ -298,7 +308,7 @@ func registerNetwork(t *routeTable) {
 		}
 		return ns.apiIface(d), nil
 	}})
-	t.add("PUT", "/nodes/{node}/network/{iface}", &method{params: ifaceSchema(true), handler: updateNetwork})
+	t.add("PUT", "/nodes/{node}/network/{iface}", &method{params: ifaceSchema(t.rel, true), handler: updateNetwork})
 	t.add("DELETE", "/nodes/{node}/network/{iface}", &method{params: ifaceOnly, handler: func(c *call) (any, *apiError) {
 		ns := c.node()
 		cfg := ns.readView()

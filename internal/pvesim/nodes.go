@@ -12,8 +12,8 @@ func registerNodes(t *routeTable) {
 		return subdirs("apt", "capabilities", "ceph", "certificates", "config", "disks", "dns", "network", "status", "storage", "tasks", "time", "version"), nil
 	}})
 	t.add("GET", "/nodes/{node}/status", &method{params: schema{"node": nodeParam()}, handler: nodeStatus})
-	t.add("GET", "/nodes/{node}/version", &method{params: schema{"node": nodeParam()}, handler: func(*call) (any, *apiError) {
-		return map[string]any{"version": pveVersion, "release": pveRelease, "repoid": pveRepoID}, nil
+	t.add("GET", "/nodes/{node}/version", &method{params: schema{"node": nodeParam()}, handler: func(c *call) (any, *apiError) {
+		return c.s.rel.versionInfo(), nil
 	}})
 	t.add("GET", "/cluster/status", &method{params: schema{}, handler: clusterStatus})
 }
@@ -52,6 +52,8 @@ func listNodes(c *call) (any, *apiError) {
 
 func nodeStatus(c *call) (any, *apiError) {
 	ns := c.node()
+	rel := c.s.rel
+	pveVersion, pveRepoID, kernel := rel.Version, rel.RepoID, rel.Kernel
 	return map[string]any{
 		"uptime":     time.Now().Unix() - ns.BootTime,
 		"pveversion": fmt.Sprintf("pve-manager/%s/%s", pveVersion, pveRepoID),

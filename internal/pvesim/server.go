@@ -111,7 +111,10 @@ func (s *Sim) findRoute(path string) (*route, map[string]string) {
 	return nil, nil
 }
 
-type routeTable struct{ routes []*route }
+type routeTable struct {
+	routes []*route
+	rel    pveRelease // parameters differ between releases
+}
 
 func (t *routeTable) add(m, pattern string, md *method) {
 	for _, rt := range t.routes {
@@ -123,8 +126,8 @@ func (t *routeTable) add(m, pattern string, md *method) {
 	t.routes = append(t.routes, &route{pattern: pattern, segs: splitPath(pattern), methods: map[string]*method{m: md}})
 }
 
-func buildRoutes() []*route {
-	t := &routeTable{}
+func buildRoutes(rel pveRelease) []*route {
+	t := &routeTable{rel: rel}
 	registerVersion(t)
 	registerAuth(t)
 	registerNodes(t)

@@ -33,6 +33,7 @@ type Options struct {
 	Listen           string        // default "127.0.0.1:0"; port P>0 gives nodes P, P+1, ...
 	StatePath        string        // optional JSON persistence
 	RequestLogPath   string        // optional JSON-lines request log (append)
+	PVERelease       string        // "9.1" (default) or "8.4": version strings and API differences
 	TaskDuration     time.Duration // how long tasks stay running; default 50ms, <0 means 0
 	AuthFailureDelay time.Duration // delay of every 401 (PVE: 3 s); default 0
 }
@@ -88,6 +89,7 @@ type Sim struct {
 	logPaths []string
 
 	routes []*route
+	rel    pveRelease
 	logger *log.Logger
 }
 
@@ -118,7 +120,12 @@ func Start(opts Options) (*Sim, error) {
 	if p := os.Getenv("PVESIM_REQUEST_LOG"); p != "" && p != opts.RequestLogPath {
 		s.logPaths = append(s.logPaths, p)
 	}
-	s.routes = buildRoutes()
+	rel, err := lookupRelease(opts.PVERelease)
+	if err != nil {
+		return nil, err
+	}
+	s.rel = rel
+	s.routes = buildRoutes(rel)
 
 	var st *simState
 	if opts.StatePath != "" {

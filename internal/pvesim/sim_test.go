@@ -241,3 +241,27 @@ func TestStartErrors(t *testing.T) {
 		t.Fatalf("corrupt state: %v", err)
 	}
 }
+
+// The simulator can be PVE 8.4: it reports that version and refuses what
+// 8.4 does not know, such as the fabric interface type of PVE 9.
+func TestRelease84(t *testing.T) {
+	s, err := Start(Options{ClusterName: "old", PVERelease: "8.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	c := newClient(t, s.Info(), "")
+	if v := c.ok("GET", "/version", nil).data().(map[string]any); v["release"] != "8.4" {
+		t.Fatalf("version %v", v)
+	}
+	r := c.do("POST", "/nodes/z2g4a/network", vals("iface", "fab0", "type", "fabric"))
+	if r.status != 400 || !strings.Contains(string(r.raw), "does not have a value in the enumeration") {
+		t.Fatalf("8.4 accepted type=fabric: %d %s", r.status, r.raw)
+	}
+	if r := c.do("PUT", "/nodes/z2g4a/network", vals("regenerate-frr", "1")); r.status != 400 {
+		t.Fatalf("8.4 accepted regenerate-frr: %d %s", r.status, r.raw)
+	}
+	if _, err := Start(Options{PVERelease: "7.4"}); err == nil || !strings.Contains(err.Error(), "unsupported PVE release") {
+		t.Fatalf("unknown release: %v", err)
+	}
+}
