@@ -4,6 +4,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
@@ -12,6 +13,8 @@ import (
 // ProviderData is what the provider's Configure hands to every resource and
 // data source. One value lives for one Terraform command (plan, apply, ...).
 type ProviderData struct {
+	// Client talks to the provider's endpoint: the whole cluster once one
+	// exists, else that one standalone node.
 	Client *pve.Client
 	// NodeLocks serialises operations that must not overlap on one node,
 	// such as network reloads; different nodes proceed independently.
@@ -19,11 +22,71 @@ type ProviderData struct {
 	// Reads shares list reads between resources in one command, so that
 	// refreshing N interfaces of a node costs one GET, not N.
 	Reads *ReadCache
+
+	// standalone holds clients for nodes that are not (yet) members of the
+	// endpoint's cluster, reached through their own API.
+	standalone map[string]*pve.Client
 }
 
 // NewProviderData wires a client with fresh locks and an empty cache.
-func NewProviderData(c *pve.Client) *ProviderData {
-	return &ProviderData{Client: c, NodeLocks: NewKeyedMutex(), Reads: NewReadCache()}
+// standalone maps node names to clients of their own endpoints.
+func NewProviderData(c *pve.Client, standalone map[string]*pve.Client) *ProviderData {
+	return &ProviderData{Client: c, NodeLocks: NewKeyedMutex(), Reads: NewReadCache(), standalone: standalone}
+}
+
+const membersCacheKey = "cluster/members"
+
+// NodeClient returns the client that reaches node. A node the endpoint
+// lists in GET /nodes is reached through the endpoint (PVE forwards
+// /nodes/{node}/... inside a cluster); a node configured in
+// standalone_nodes that the endpoint does not list is reached through its
+// own endpoint, as before it joins the cluster. Any other node goes to the
+// endpoint, which then answers PVE's own error.
+func (pd *ProviderData) NodeClient(ctx context.Context, node string) (*pve.Client, error) {
+	own, ok := pd.standalone[node]
+	if !ok {
+		return pd.Client, nil
+	}
+	members, err := pd.members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the nodes of %s to decide how to reach node %s: %w", pd.Client.Endpoint(), node, err)
+	}
+	if members[node] {
+		return pd.Client, nil
+	}
+	return own, nil
+}
+
+// IsStandalone reports whether node is configured in standalone_nodes.
+func (pd *ProviderData) IsStandalone(node string) bool {
+	_, ok := pd.standalone[node]
+	return ok
+}
+
+// ClusterChanged drops what the provider knows about cluster membership,
+// after a cluster was created or a node joined or left it.
+func (pd *ProviderData) ClusterChanged() { pd.Reads.Invalidate(membersCacheKey) }
+
+func (pd *ProviderData) members(ctx context.Context) (map[string]bool, error) {
+	v, err := pd.Reads.Get(ctx, membersCacheKey, func(ctx context.Context) (any, error) {
+		nodes, err := pd.Client.Nodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]bool{}
+		for _, n := range nodes {
+			m[n.Node] = true
+		}
+		return m, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]bool)
+	if !ok {
+		return nil, fmt.Errorf("read cache holds %T for cluster members (provider bug)", v)
+	}
+	return m, nil
 }
 
 // KeyedMutex is a set of mutexes created on demand, one per key.

@@ -37,15 +37,28 @@ func New(version string) func() provider.Provider {
 type pveProvider struct{ version string }
 
 type providerModel struct {
-	Endpoint            types.String `tfsdk:"endpoint"`
-	APIToken            types.String `tfsdk:"api_token"`
-	Username            types.String `tfsdk:"username"`
-	Password            types.String `tfsdk:"password"`
-	Insecure            types.Bool   `tfsdk:"insecure"`
-	CACert              types.String `tfsdk:"ca_cert"`
-	TLSFingerprint      types.String `tfsdk:"tls_fingerprint"`
-	RequestTimeout      types.Int64  `tfsdk:"request_timeout"`
-	MaxParallelRequests types.Int64  `tfsdk:"max_parallel_requests"`
+	Endpoint            types.String                   `tfsdk:"endpoint"`
+	APIToken            types.String                   `tfsdk:"api_token"`
+	Username            types.String                   `tfsdk:"username"`
+	Password            types.String                   `tfsdk:"password"`
+	Insecure            types.Bool                     `tfsdk:"insecure"`
+	CACert              types.String                   `tfsdk:"ca_cert"`
+	TLSFingerprint      types.String                   `tfsdk:"tls_fingerprint"`
+	RequestTimeout      types.Int64                    `tfsdk:"request_timeout"`
+	MaxParallelRequests types.Int64                    `tfsdk:"max_parallel_requests"`
+	StandaloneNodes     map[string]standaloneNodeModel `tfsdk:"standalone_nodes"`
+}
+
+// standaloneNodeModel is how to reach one node through its own API while it
+// is not (yet) a member of the endpoint's cluster.
+type standaloneNodeModel struct {
+	Endpoint       types.String `tfsdk:"endpoint"`
+	APIToken       types.String `tfsdk:"api_token"`
+	Username       types.String `tfsdk:"username"`
+	Password       types.String `tfsdk:"password"`
+	CACert         types.String `tfsdk:"ca_cert"`
+	TLSFingerprint types.String `tfsdk:"tls_fingerprint"`
+	Insecure       types.Bool   `tfsdk:"insecure"`
 }
 
 // Environment variables that stand in for each provider argument.
@@ -108,6 +121,23 @@ func (p *pveProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				MarkdownDescription: "Seconds one API request may take. Default 60. Also `" + envTimeout + "`.",
 				Validators:          []validator.Int64{int64validator.Between(1, 3600)},
 			},
+			"standalone_nodes": schema.MapNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Nodes that are not members of the endpoint's cluster yet, by node name, each reached through its own API " +
+					"until it joins: for configuring a node's network before it joins, and for `pve_cluster_node` to join it. " +
+					"Once the endpoint lists a node, the provider reaches it through the endpoint and ignores its entry here " +
+					"(PVE replaces a node's certificate when it joins, so its old pin would no longer match anyway).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"endpoint": schema.StringAttribute{Required: true, MarkdownDescription: "API URL of the node, such as `https://z2g4b.lab.example:8006`."},
+					"api_token": schema.StringAttribute{Optional: true, Sensitive: true, MarkdownDescription: "API token of the node (its own, before it joins).",
+						Validators: []validator.String{apiTokenValidator{}}},
+					"username":        schema.StringAttribute{Optional: true, MarkdownDescription: "User for ticket authentication; default `root@pam` when `password` is set (joining a cluster needs root@pam)."},
+					"password":        schema.StringAttribute{Optional: true, Sensitive: true, MarkdownDescription: "Password of `username` on that node."},
+					"ca_cert":         schema.StringAttribute{Optional: true, MarkdownDescription: "PEM of the node's CA (`/etc/pve/pve-root-ca.pem` on that node)."},
+					"tls_fingerprint": schema.StringAttribute{Optional: true, MarkdownDescription: "SHA-256 fingerprint of the node's certificate."},
+					"insecure":        schema.BoolAttribute{Optional: true, MarkdownDescription: "Skip certificate checks for this node (prefer `tls_fingerprint`)."},
+				}},
+			},
 			"max_parallel_requests": schema.Int64Attribute{
 				Optional:            true,
 				MarkdownDescription: "How many API requests may run at once against one node. Default 4. Also `" + envMaxParallel + "`.",
@@ -152,7 +182,21 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		resp.Diagnostics.AddError("Unable to connect to Proxmox VE at "+cfg.Endpoint, err.Error())
 		return
 	}
-	pd := framework.NewProviderData(client)
+	standalone := map[string]*pve.Client{}
+	for name, n := range m.StandaloneNodes {
+		nc, err := pve.NewClient(standaloneConfig(cfg, n))
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("standalone_nodes").AtMapKey(name), "Invalid standalone node "+name, err.Error())
+			continue
+		}
+		// Not authenticated here: an unreachable node must not fail plans
+		// that do not touch it; its first request reports the problem.
+		standalone[name] = nc
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	pd := framework.NewProviderData(client, standalone)
 	resp.ResourceData = pd
 	resp.DataSourceData = pd
 }
@@ -211,6 +255,23 @@ func buildConfig(m providerModel) (pve.Config, diag.Diagnostics) {
 			"Set api_token (or "+envAPIToken+") to USER@REALM!TOKENID=SECRET, or username and password (or "+envUsername+" and "+envPassword+") for a ticket. Calls PVE reserves for root@pam need username = \"root@pam\" and its password.")
 	}
 	return cfg, d
+}
+
+// standaloneConfig builds the client settings of one standalone node; the
+// limits and timeouts are the provider's.
+func standaloneConfig(base pve.Config, n standaloneNodeModel) pve.Config {
+	cfg := base
+	cfg.Endpoint = strings.TrimSpace(n.Endpoint.ValueString())
+	cfg.APIToken = n.APIToken.ValueString()
+	cfg.Password = n.Password.ValueString()
+	cfg.Username = n.Username.ValueString()
+	if cfg.Username == "" && cfg.Password != "" {
+		cfg.Username = "root@pam"
+	}
+	cfg.CACertPEM = n.CACert.ValueString()
+	cfg.TLSFingerprint = strings.TrimSpace(n.TLSFingerprint.ValueString())
+	cfg.Insecure = n.Insecure.ValueBool()
+	return cfg
 }
 
 func intSetting(v types.Int64, env string) (int64, error) {

@@ -22,7 +22,11 @@ func networkCacheKey(node string) string { return "network/" + node }
 // and shared by every resource and data source that reads the node.
 func listNetwork(ctx context.Context, pd *framework.ProviderData, node string) (*pve.NetworkList, error) {
 	v, err := pd.Reads.Get(ctx, networkCacheKey(node), func(ctx context.Context) (any, error) {
-		return pd.Client.ListNetwork(ctx, node)
+		c, err := pd.NodeClient(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		return c.ListNetwork(ctx, node)
 	})
 	if err != nil {
 		return nil, err
@@ -76,12 +80,15 @@ func (e *PendingChangesError) Error() string {
 // reloads overlap on a node; nodes are independent. It refuses to start
 // while the node has staged changes it did not make (they would be applied
 // with ours), which is also what makes reverting after a failure safe.
-func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node string, stage func(context.Context, *pve.NetworkList) error) ([]string, error) {
+func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node string, stage func(context.Context, *pve.Client, *pve.NetworkList) error) ([]string, error) {
 	unlock := pd.NodeLocks.Lock(networkCacheKey(node))
 	defer unlock()
 	// Whatever happens, later reads must see the node as it is now.
 	defer pd.Reads.Invalidate(networkCacheKey(node))
-	c := pd.Client
+	c, err := pd.NodeClient(ctx, node)
+	if err != nil {
+		return nil, err
+	}
 
 	current, err := c.ListNetwork(ctx, node)
 	if err != nil {
@@ -90,7 +97,7 @@ func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node st
 	if strings.TrimSpace(current.Changes) != "" {
 		return nil, &PendingChangesError{Node: node, Diff: current.Changes}
 	}
-	if err := stage(ctx, current); err != nil {
+	if err := stage(ctx, c, current); err != nil {
 		if !errors.Is(err, errNothingToDo) {
 			revertStaged(ctx, c, node)
 		}

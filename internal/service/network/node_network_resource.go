@@ -218,8 +218,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.pd.Client
-	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if plan.Type.ValueString() == typeEth {
 			// A physical NIC is always listed; "creating" it configures it.
 			existing := findInterface(current, iface)
@@ -282,11 +281,11 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
-		return r.pd.Client.UpdateNetworkInterface(ctx, node, iface, body)
+		return c.UpdateNetworkInterface(ctx, node, iface, body)
 	})
 	r.finishWrite(ctx, "Update", &plan, warnings, err, &resp.State, &resp.Diagnostics)
 }
@@ -306,12 +305,12 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	defer cancel()
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
-	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return errNothingToDo
 		}
 		// For an eth this drops its stanza; the NIC itself stays listed.
-		return r.pd.Client.DeleteNetworkInterface(ctx, node, iface)
+		return c.DeleteNetworkInterface(ctx, node, iface)
 	})
 	addWarnings(&resp.Diagnostics, id, warnings)
 	if err != nil && !errors.Is(err, errNothingToDo) && !pve.IsNotFound(err) {
