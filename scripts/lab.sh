@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # make lab: runs examples/homelab against the PVE simulator (cmd/pvesim), end to end:
 #   1. builds cmd/pvesim and the provider into a temp dir;
-#   2. starts pvesim on a free 127.0.0.1 port and reads its one JSON line from stdout
-#      (endpoint, api_token, tls_fingerprint, root_password, nodes);
+#   2. starts pvesim (standalone nodes) on a free 127.0.0.1 port and reads its one JSON
+#      line from stdout (per node: endpoint, root_password, tls_fingerprint);
 #   3. copies examples/homelab to a temp work dir (no state lands in the repo) and, with a
 #      dev_overrides CLI config (no init), runs apply -auto-approve, output, and
 #      plan -detailed-exitcode; a non-empty second plan fails the job;
 #   4. always stops pvesim (SIGTERM, then SIGKILL after 10 s) and prints a summary.
-# Variables go in as TF_VAR_pve_endpoint, TF_VAR_pve_api_token, TF_VAR_pve_tls_fingerprint
-# and TF_VAR_pve_password (the simulated root@pam password).
+# The nodes start standalone, as after a fresh install; their endpoints, root@pam passwords
+# and certificate fingerprints go in as TF_VAR_nodes.
 # LAB_KEEP=1 keeps the temp dir (state, logs) for inspection.
 # LAB_DIR=<dir> runs another configuration instead of examples/homelab.
 set -euo pipefail
@@ -98,7 +98,8 @@ free_port() {
 }
 port="$(free_port)"
 
-"$tmp/bin/pvesim" -listen "127.0.0.1:$port" -cluster lab -task-duration 200ms -auth-delay 3s \
+# Standalone nodes, as a fresh install: the homelab forms the cluster itself.
+"$tmp/bin/pvesim" -listen "127.0.0.1:$port" -task-duration 200ms -auth-delay 3s \
 	-state "$tmp/state.json" >"$tmp/pvesim.out" 2>"$tmp/pvesim.log" &
 sim_pid=$!
 
@@ -121,13 +122,18 @@ if [ -z "$line" ]; then
 fi
 
 field() { printf '%s\n' "$line" | go run -C "$root/tools/jsonfield" . "$1"; }
-TF_VAR_pve_endpoint="$(field endpoint)"
-TF_VAR_pve_api_token="$(field api_token)"
-TF_VAR_pve_tls_fingerprint="$(field tls_fingerprint)"
-TF_VAR_pve_password="$(field root_password)"
+# TF_VAR_nodes: each node's own API endpoint, root@pam password and certificate
+# fingerprint, as an HCL object: { "z2g4a" = { endpoint = "...", ... }, ... }.
 nodes="$(field 'nodes.*.name' | paste -sd ' ' -)"
-export TF_VAR_pve_endpoint TF_VAR_pve_api_token TF_VAR_pve_tls_fingerprint TF_VAR_pve_password
-echo "lab.sh: pvesim (pid $sim_pid) serves $TF_VAR_pve_endpoint; nodes: $nodes"
+TF_VAR_nodes="{"
+i=0
+for n in $nodes; do
+	TF_VAR_nodes+="\"$n\" = { endpoint = \"$(field "nodes.$i.endpoint")\", password = \"$(field "nodes.$i.root_password")\", tls_fingerprint = \"$(field "nodes.$i.tls_fingerprint")\" }, "
+	i=$((i + 1))
+done
+TF_VAR_nodes+="}"
+export TF_VAR_nodes
+echo "lab.sh: pvesim (pid $sim_pid) serves standalone nodes $nodes from $(field endpoint)"
 
 work="$tmp/work"
 cp -R "$lab_dir" "$work"

@@ -1,6 +1,6 @@
-# The reference lab: three workstations z2g4a/b/c. At this stage it holds
-# the node networking; the cluster, Ceph, storage and VMs join it as the
-# provider grows.
+# The reference lab: three workstations z2g4a/b/c, from three freshly
+# installed standalone nodes to a cluster. Ceph, storage and VMs join it as
+# the provider grows.
 
 terraform {
   required_providers {
@@ -10,10 +10,21 @@ terraform {
   }
 }
 
+# One provider for the whole lab: it talks to the founding node, and to the
+# other nodes through their own API until they have joined the cluster.
 provider "pve" {
-  endpoint        = var.pve_endpoint
-  api_token       = var.pve_api_token
-  tls_fingerprint = var.pve_tls_fingerprint
+  endpoint        = var.nodes[var.founding_node].endpoint
+  username        = "root@pam"
+  password        = var.nodes[var.founding_node].password
+  tls_fingerprint = var.nodes[var.founding_node].tls_fingerprint
+
+  standalone_nodes = {
+    for name, node in var.nodes : name => {
+      endpoint        = node.endpoint
+      password        = node.password
+      tls_fingerprint = node.tls_fingerprint
+    } if name != var.founding_node
+  }
 }
 
 locals {

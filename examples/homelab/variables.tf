@@ -1,15 +1,20 @@
-variable "pve_endpoint" {
-  description = "API URL of one node, such as https://z2g4a.lab.example:8006."
-  type        = string
+variable "nodes" {
+  description = <<-EOT
+    Every node's own API before the cluster exists, by node name: its endpoint
+    (such as https://z2g4a.lab.example:8006), root@pam password and API certificate
+    fingerprint (PVE UI: node > System > Certificates). Forming and joining a
+    cluster needs root@pam itself: PVE refuses API tokens there.
+  EOT
+  type = map(object({
+    endpoint        = string
+    password        = string
+    tls_fingerprint = string
+  }))
+  sensitive = true
 }
 
-variable "pve_api_token" {
-  description = "API token USER@REALM!TOKENID=SECRET."
+variable "founding_node" {
+  description = "The node the cluster is created on; the provider talks to the cluster through it."
   type        = string
-  sensitive   = true
-}
-
-variable "pve_tls_fingerprint" {
-  description = "SHA-256 fingerprint of the node's API certificate (PVE UI: node > System > Certificates)."
-  type        = string
+  default     = "z2g4a"
 }
