@@ -27,6 +27,8 @@ type Env struct {
 	Nodes  []string
 
 	endpoint, token, fingerprint string
+	// providerBlock replaces the default provider block (NewStandalone).
+	providerBlock string
 }
 
 // Live reports whether the test runs against a real cluster.
@@ -55,6 +57,48 @@ func New(t *testing.T) *Env {
 	}
 	e.Client = mustClient(t, pve.Config{Endpoint: e.endpoint, APIToken: e.token, TLSFingerprint: e.fingerprint})
 	return e
+}
+
+// NewStandalone starts a simulator of three standalone nodes, as before a
+// cluster exists. The provider logs in to the first node as root@pam with
+// its password (cluster create and join need a root@pam ticket) and
+// reaches the others through standalone_nodes, each with its own root
+// password and pinned certificate. e.Client uses the first node's token.
+// It needs fresh nodes, so it skips against a real cluster.
+func NewStandalone(t *testing.T) *Env {
+	t.Helper()
+	SetupCLI(t)
+	if Live() {
+		t.Skip("needs freshly installed standalone nodes; runs against the simulator only")
+	}
+	sim, err := pvesim.Start(pvesim.Options{PVERelease: os.Getenv("PVESIM_RELEASE")})
+	if err != nil {
+		t.Fatalf("start pvesim: %v", err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	info := sim.Info()
+	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint}
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider \"pve\" {\n  endpoint        = %q\n  username        = \"root@pam\"\n  password        = %q\n  tls_fingerprint = %q\n  standalone_nodes = {\n",
+		info.Endpoint, info.RootPassword, info.TLSFingerprint)
+	for i, n := range info.Nodes {
+		e.Nodes = append(e.Nodes, n.Name)
+		if i == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "    %s = {\n      endpoint        = %q\n      password        = %q\n      tls_fingerprint = %q\n    }\n",
+			n.Name, n.Endpoint, n.RootPassword, n.TLSFingerprint)
+	}
+	b.WriteString("  }\n}\n")
+	e.providerBlock = b.String()
+	e.Client = mustClient(t, pve.Config{Endpoint: e.endpoint, APIToken: e.token, TLSFingerprint: e.fingerprint})
+	return e
+}
+
+// TokenProviderConfig is a provider block that uses the first node's API
+// token instead of root@pam's password.
+func (e *Env) TokenProviderConfig() string {
+	return fmt.Sprintf("provider \"pve\" {\n  endpoint        = %q\n  api_token       = %q\n  tls_fingerprint = %q\n}\n", e.endpoint, e.token, e.fingerprint)
 }
 
 func newLive(t *testing.T) *Env {
@@ -98,6 +142,9 @@ func mustClient(t *testing.T, cfg pve.Config) *pve.Client {
 // ProviderConfig is the provider block for this environment. Against the
 // simulator it pins the simulator's certificate; it never sets insecure.
 func (e *Env) ProviderConfig() string {
+	if e.providerBlock != "" {
+		return e.providerBlock
+	}
 	if e.Sim == nil {
 		return "provider \"pve\" {}\n" // everything from PVE_* variables
 	}

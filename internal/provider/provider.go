@@ -24,6 +24,7 @@ import (
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
+	"github.com/pvelab/terraform-provider-pve/internal/service/cluster"
 	"github.com/pvelab/terraform-provider-pve/internal/service/network"
 )
 
@@ -300,11 +301,17 @@ func kvFields(kv []any) map[string]any {
 func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		network.NewNodeNetworkResource,
+		cluster.NewClusterResource,
+		cluster.NewClusterNodeResource,
 	}
 }
 
 func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		network.NewNodeNetworksDataSource,
+		cluster.NewNodesDataSource,
+		cluster.NewClusterStatusDataSource,
+		cluster.NewClusterJoinInfoDataSource,
+		cluster.NewVersionDataSource,
 	}
 }

@@ -211,8 +211,8 @@ func createTicket(c *call) (any, *apiError) {
 		"CSRFPreventionToken": makeCSRF(d, user, now),
 		"cap":                 rootCaps(),
 	}
-	if c.s.clustered() {
-		res["clustername"] = c.s.st.ClusterName
+	if cc := c.s.clusterOf(c.listener); cc != nil {
+		res["clustername"] = cc.Name
 	}
 	return res, nil
 }

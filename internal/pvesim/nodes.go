@@ -15,20 +15,6 @@ func registerNodes(t *routeTable) {
 	t.add("GET", "/nodes/{node}/version", &method{params: schema{"node": nodeParam()}, handler: func(c *call) (any, *apiError) {
 		return c.s.rel.versionInfo(), nil
 	}})
-	t.add("GET", "/cluster/status", &method{params: schema{}, handler: clusterStatus})
-}
-
-// visibleNodes are the nodes a listener knows: all of the cluster, or just
-// itself when standalone.
-func (c *call) visibleNodes() []*nodeState {
-	if !c.s.clustered() {
-		return []*nodeState{c.s.st.Nodes[c.listener]}
-	}
-	var out []*nodeState
-	for _, n := range c.s.st.NodeOrder {
-		out = append(out, c.s.st.Nodes[n])
-	}
-	return out
 }
 
 const (
@@ -39,10 +25,18 @@ const (
 func listNodes(c *call) (any, *apiError) {
 	out := []map[string]any{}
 	now := time.Now().Unix()
-	for _, ns := range c.visibleNodes() {
+	cc := c.s.clusterOf(c.listener)
+	domain := c.s.st.Nodes[c.listener].Domain
+	for _, name := range c.s.visibleNodeNames(c.listener) {
+		ns := c.s.st.Nodes[name]
+		if ns == nil || (cc != nil && !c.s.memberOnline(domain, name)) {
+			// In corosync.conf but not up: PVE lists it offline.
+			out = append(out, map[string]any{"node": name, "status": "offline", "type": "node", "id": "node/" + name, "level": ""})
+			continue
+		}
 		out = append(out, map[string]any{
 			"node": ns.Name, "status": "online", "type": "node", "id": "node/" + ns.Name,
-			"ssl_fingerprint": certFingerprint(ns.CertPEM), "level": "",
+			"ssl_fingerprint": certFingerprint(ns.fingerprintPEM()), "level": "",
 			"uptime": now - ns.BootTime, "cpu": 0.01, "maxcpu": 6,
 			"mem": memTotal / 8, "maxmem": memTotal, "disk": rootFS / 10, "maxdisk": rootFS,
 		})
@@ -78,32 +72,6 @@ func nodeStatus(c *call) (any, *apiError) {
 	}, nil
 }
 
-func clusterStatus(c *call) (any, *apiError) {
-	var out []map[string]any
-	nodes := c.visibleNodes()
-	if c.s.clustered() {
-		out = append(out, map[string]any{
-			"type": "cluster", "id": "cluster", "name": c.s.st.ClusterName,
-			"nodes": len(nodes), "quorate": 1, "version": len(nodes),
-		})
-	}
-	for i, ns := range nodes {
-		e := map[string]any{
-			"type": "node", "id": "node/" + ns.Name, "name": ns.Name,
-			"online": 1, "local": 0, "level": "",
-			"ip": "127.0.0.1",
-		}
-		if ns.Name == c.listener {
-			e["local"] = 1
-		}
-		if c.s.clustered() {
-			e["nodeid"] = i + 1
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
 // registerRootOnly adds methods whose schema has no `permissions`: only
 // root@pam (a ticket) may call them, never a token. Their bodies are later
 // work; the 403 for tokens is real now.
@@ -112,15 +80,7 @@ func registerRootOnly(t *routeTable) {
 		return nil, errf(http.StatusNotImplemented, "not implemented by pvesim yet")
 	}
 	for _, r := range []struct{ m, p string }{
-		{"POST", "/cluster/config"},
-		{"POST", "/cluster/config/join"},
-		{"POST", "/cluster/config/nodes/{node}"},
-		{"DELETE", "/cluster/config/nodes/{node}"},
 		{"GET", "/cluster/backup-info"},
-		{"POST", "/cluster/acme/account"},
-		{"GET", "/cluster/acme/account/{name}"},
-		{"PUT", "/cluster/acme/account/{name}"},
-		{"DELETE", "/cluster/acme/account/{name}"},
 		{"POST", "/nodes/{node}/ceph/osd"},
 		{"DELETE", "/nodes/{node}/ceph/osd/{osdid}"},
 		{"PUT", "/nodes/{node}/disks/wipedisk"},

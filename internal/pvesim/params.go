@@ -30,6 +30,9 @@ type param struct {
 	minLength int
 	requires  string
 	pattern   *regexp.Regexp
+	// formatFn checks formats defined next to their handlers, such as
+	// property strings (options.go); it returns check_format's die text.
+	formatFn func(string) string
 }
 
 type schema map[string]param
@@ -150,8 +153,12 @@ func (p param) check(v string) string {
 		}
 		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
 	}
-	if p.format != "" {
-		if msg := checkFormat(p.format, v); msg != "" {
+	if p.format != "" || p.formatFn != nil {
+		check := func(v string) string { return checkFormat(p.format, v) }
+		if p.formatFn != nil {
+			check = p.formatFn
+		}
+		if msg := check(v); msg != "" {
 			// check_format's die text keeps its newline inside the error.
 			return "invalid format - " + msg + "\n"
 		}
@@ -169,6 +176,8 @@ func checkFormat(format, v string) string {
 		return ""
 	}
 	switch format {
+	case "pem-certificate", "pem-certificate-chain", "pem-string", "email", "pve-acme-domain", "pve-acme-alias":
+		return checkCertFormat(format, v) // certificates.go, acme.go
 	case "pve-node":
 		if !nodeNameRE.MatchString(v) {
 			return "value does not look like a valid node name"

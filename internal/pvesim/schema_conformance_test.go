@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -144,7 +145,13 @@ func TestSimulatorMatchesOfficialSchema(t *testing.T) {
 					}
 					sort.Strings(names)
 					for _, name := range names {
-						compareParam(t, verb+" "+rt.pattern+" "+name, md.params[name], byName[name], byName[name].Name != "")
+						pp := byName[name]
+						if pp.Name == "" {
+							// Indexed families (link0..link7) are one
+							// "link[n]" entry in the schema.
+							pp = byName[strings.TrimRight(name, "0123456789")+"[n]"]
+						}
+						compareParam(t, verb+" "+rt.pattern+" "+name, md.params[name], pp, pp.Name != "")
 					}
 				}
 			}

@@ -134,6 +134,12 @@ func buildRoutes(rel pveRelease) []*route {
 	registerTasks(t)
 	registerNetwork(t)
 	registerRootOnly(t)
+	registerCluster(t)
+	registerOptions(t)
+	registerAPT(t)
+	registerCertificates(t)
+	registerACME(t)
+	registerNodeConfig(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
 		return literalCount(t.routes[i]) > literalCount(t.routes[j])
@@ -195,6 +201,9 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 	rec.Params = redactParams(params)
 	sw := &statusWriter{ResponseWriter: w, rec: &rec, s: s}
 
+	if s.isOffline(listener) {
+		panic(http.ErrAbortHandler) // a powered-off node answers nothing
+	}
 	if f := s.matchFault(r.Method, rel); f != nil {
 		if done := s.applyFault(f, sw, r, rel); done {
 			return
@@ -266,8 +275,8 @@ func (s *Sim) dispatch(c *call, rt *route, md *method) (any, *apiError) {
 			n = c.listener
 			c.params["node"] = n
 		}
-		if _, ok := s.st.Nodes[n]; !ok || (!s.clustered() && n != c.listener) {
-			return nil, die("hostname lookup '%s' failed - failed to get address info for: %s: Name or service not known", n, n)
+		if perr := s.proxyError(c.listener, n); perr != nil {
+			return nil, perr
 		}
 	}
 	if errs := md.params.validate(c.params); md.params != nil && len(errs) > 0 {

@@ -36,6 +36,10 @@ type Options struct {
 	PVERelease       string        // "9.1" (default) or "8.4": version strings and API differences
 	TaskDuration     time.Duration // how long tasks stay running; default 50ms, <0 means 0
 	AuthFailureDelay time.Duration // delay of every 401 (PVE: 3 s); default 0
+	// CephTimeScale is how many simulated seconds of Ceph recovery pass per
+	// real second (default 60); <0 freezes the Ceph clock so that only
+	// Sim.CephAdvance moves it.
+	CephTimeScale float64
 }
 
 // NodeInfo describes one node's listener and credentials.
@@ -91,6 +95,39 @@ type Sim struct {
 	routes []*route
 	rel    pveRelease
 	logger *log.Logger
+
+	// joining maps a node whose cluster join is under way to the cluster's
+	// domain; offline holds powered-off nodes; certs caches parsed
+	// certificates by node (guarded by mu), so a reissued certificate is
+	// served on the node's existing listener.
+	joining map[string]string
+	offline map[string]bool
+	certs   map[string]*cachedCert
+}
+
+type cachedCert struct {
+	pem  string
+	cert *tls.Certificate
+}
+
+// certFor returns the certificate the node currently has.
+func (s *Sim) certFor(node string) (*tls.Certificate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// pveproxy presents pveproxy-ssl.pem when one exists (certificates.go).
+	certPEM, keyPEM := s.st.Nodes[node].servedCertPEM()
+	if e := s.certs[node]; e != nil && e.pem == certPEM {
+		return e.cert, nil
+	}
+	cert, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM))
+	if err != nil {
+		return nil, fmt.Errorf("node %s certificate: %w", node, err)
+	}
+	if s.certs == nil {
+		s.certs = map[string]*cachedCert{}
+	}
+	s.certs[node] = &cachedCert{pem: certPEM, cert: &cert}
+	return &cert, nil
 }
 
 type nodeListener struct {
@@ -154,11 +191,9 @@ func Start(opts Options) (*Sim, error) {
 		return nil, fmt.Errorf("listen %q: bad port", opts.Listen)
 	}
 	for i, name := range st.NodeOrder {
-		ns := st.Nodes[name]
-		cert, err := tls.X509KeyPair([]byte(ns.CertPEM), []byte(ns.KeyPEM))
-		if err != nil {
+		if _, err := s.certFor(name); err != nil {
 			_ = s.Close()
-			return nil, fmt.Errorf("node %s certificate: %w", name, err)
+			return nil, err
 		}
 		port := 0
 		if basePort > 0 {
@@ -181,8 +216,10 @@ func Start(opts Options) (*Sim, error) {
 		}
 		nodeName := name
 		nl.srv = &http.Server{
-			Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(nodeName, w, r) }),
-			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(nodeName, w, r) }),
+			TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+				return s.certFor(nodeName)
+			}},
 			ReadHeaderTimeout: 10 * time.Second,
 			// HTTP/1.1 only, like pveproxy; it also lets error responses carry
 			// PVE's custom reason phrase via hijacking.
@@ -234,7 +271,7 @@ func (s *Sim) Info() Info {
 			Endpoint:       nl.endpoint,
 			APIToken:       tokenID + "=" + d.TokenSecret,
 			RootPassword:   d.RootPassword,
-			TLSFingerprint: certFingerprint(ns.CertPEM),
+			TLSFingerprint: ns.servedFingerprint(),
 			CACertPEM:      d.CACertPEM,
 		})
 	}
@@ -246,14 +283,11 @@ func (s *Sim) Info() Info {
 	return info
 }
 
-func (s *Sim) clustered() bool { return s.st.ClusterName != "" }
-
 func newState(opts Options) (*simState, error) {
 	st := &simState{
-		ClusterName: opts.ClusterName,
-		Nodes:       map[string]*nodeState{},
-		Domains:     map[string]*authDomain{},
-		NextPID:     0x1000 + uint32(randInt(0xF000)),
+		Nodes:   map[string]*nodeState{},
+		Domains: map[string]*authDomain{},
+		NextPID: 0x1000 + uint32(randInt(0xF000)),
 	}
 	host, _, _ := net.SplitHostPort(opts.Listen)
 	seen := map[string]bool{}
@@ -285,6 +319,9 @@ func newState(opts Options) (*simState, error) {
 			Applied:  defaultNetConfig(),
 			BootTime: time.Now().Add(-time.Hour).Unix(),
 		}
+	}
+	if opts.ClusterName != "" {
+		st.Domains["cluster"].Cluster = (&Sim{st: st}).newClusterConf(opts.ClusterName, st.NodeOrder)
 	}
 	return st, nil
 }

@@ -12,6 +12,8 @@ import (
 // set. Credentials, CA and leaf keys are kept too, so clients configured
 // against a previous run stay valid.
 type simState struct {
+	// ClusterName is only read from states saved before clusters lived in
+	// authDomain.Cluster.
 	ClusterName string                 `json:"cluster_name,omitempty"`
 	NodeOrder   []string               `json:"node_order"`
 	Nodes       map[string]*nodeState  `json:"nodes"`
@@ -28,6 +30,16 @@ type authDomain struct {
 	TicketKey    []byte `json:"ticket_key"`
 	CACertPEM    string `json:"ca_cert"`
 	CAKeyPEM     string `json:"ca_key"`
+	// Cluster is /etc/pve/corosync.conf; nil while the domain is one
+	// standalone node.
+	Cluster *corosyncConf `json:"cluster,omitempty"`
+	// ACME is /etc/pve/priv/acme: accounts and plugins (acme.go).
+	ACME *acmeConfig `json:"acme,omitempty"`
+	// Datacenter is /etc/pve/datacenter.cfg (options.go).
+	Datacenter *datacenterCfg `json:"datacenter,omitempty"`
+	// Ceph is /etc/pve/ceph.conf and the Ceph cluster (ceph.go); nil until
+	// pveceph init.
+	Ceph *cephState `json:"ceph,omitempty"`
 }
 
 type nodeState struct {
@@ -43,6 +55,12 @@ type nodeState struct {
 	Active   []string `json:"active,omitempty"`
 	Tasks    []*task  `json:"tasks,omitempty"`
 	BootTime int64    `json:"boot_time"`
+	// Certificates and node config (certificates.go, nodeconfig.go).
+	nodeCertState
+	// APT is the node's /etc/apt sources (apt.go); nil until first used.
+	APT *aptSources `json:"apt,omitempty"`
+	// Disks are the node's block devices (disks.go); nil = the lab's default.
+	Disks []*simDisk `json:"disks,omitempty"`
 }
 
 func loadState(path string) (*simState, error) {
@@ -60,6 +78,7 @@ func loadState(path string) (*simState, error) {
 	if len(st.NodeOrder) == 0 || st.Nodes == nil || st.Domains == nil {
 		return nil, fmt.Errorf("state %s: no nodes", path)
 	}
+	migrateClusterState(&st)
 	for _, n := range st.Nodes {
 		if n.Applied == nil {
 			n.Applied = newNetConfig()

@@ -1,0 +1,380 @@
+package pve
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClusterLink is one corosync link (link0..link7) of a node.
+type ClusterLink struct {
+	Address  string
+	Priority *int64 // knet priority 0..255; only used when creating a cluster
+}
+
+// String renders the link as PVE's property string `address=IP[,priority=N]`.
+func (l ClusterLink) String() string {
+	s := "address=" + l.Address
+	if l.Priority != nil {
+		s += ",priority=" + strconv.FormatInt(*l.Priority, 10)
+	}
+	return s
+}
+
+func setLinks(p Params, links map[int]ClusterLink) {
+	for n, l := range links {
+		p.Set("link"+strconv.Itoa(n), l.String())
+	}
+}
+
+// CreateClusterRequest is POST /cluster/config.
+type CreateClusterRequest struct {
+	Name          string
+	Links         map[int]ClusterLink
+	NodeID, Votes *int64
+}
+
+// CreateCluster creates a cluster on the endpoint's node and returns the
+// UPID of the clustercreate task. PVE reserves it for root@pam (a ticket).
+//
+//pve:operation POST /cluster/config
+func (c *Client) CreateCluster(ctx context.Context, r CreateClusterRequest) (string, error) {
+	p := Params{}
+	p.Set("clustername", r.Name)
+	setLinks(p, r.Links)
+	if r.NodeID != nil {
+		p.SetInt("nodeid", *r.NodeID)
+	}
+	if r.Votes != nil {
+		p.SetInt("votes", *r.Votes)
+	}
+	var upid string
+	err := c.Post(ctx, "/cluster/config", p, &upid)
+	return upid, err
+}
+
+// JoinClusterRequest is POST /cluster/config/join, sent to the joining node.
+type JoinClusterRequest struct {
+	Hostname    string // address or name of an existing member, as the joining node reaches it
+	Fingerprint string // SHA-256 of that member's API certificate
+	Password    string // root@pam password of the member
+	Links       map[int]ClusterLink
+	NodeID      *int64
+	Votes       *int64
+	Force       bool
+}
+
+// JoinCluster asks the endpoint's node to join a cluster and returns the
+// UPID of the clusterjoin task. When the task ends the node has the
+// cluster's credentials and a new certificate, so callers cannot follow the
+// task through this client to its end.
+//
+//pve:operation POST /cluster/config/join
+func (c *Client) JoinCluster(ctx context.Context, r JoinClusterRequest) (string, error) {
+	p := Params{}
+	p.Set("hostname", r.Hostname)
+	p.Set("fingerprint", r.Fingerprint)
+	p.Set("password", r.Password)
+	setLinks(p, r.Links)
+	if r.NodeID != nil {
+		p.SetInt("nodeid", *r.NodeID)
+	}
+	if r.Votes != nil {
+		p.SetInt("votes", *r.Votes)
+	}
+	if r.Force {
+		p.SetBool("force", true)
+	}
+	var upid string
+	err := c.Post(ctx, "/cluster/config/join", p, &upid)
+	return upid, err
+}
+
+// ClusterJoinInfo is what a node needs to join the cluster.
+type ClusterJoinInfo struct {
+	ConfigDigest, PreferredNode string
+	Nodes                       []ClusterJoinNode
+}
+
+// ClusterJoinNode is one member in the join information.
+type ClusterJoinNode struct {
+	Name                string
+	NodeID, QuorumVotes int64
+	PVEAddr             string
+	PVEFingerprint      string
+	Links               map[int]string // link number -> address
+}
+
+// ErrNotClustered is matched by errors that say the node is in no cluster.
+var ErrNotClustered = errors.New("node is not in a cluster")
+
+// ClusterJoinInfo reads the join information of node ("" = the endpoint's
+// node). A standalone node answers 424, returned as an error matching
+// ErrNotClustered.
+//
+//pve:operation GET /cluster/config/join
+func (c *Client) ClusterJoinInfo(ctx context.Context, node string) (*ClusterJoinInfo, error) {
+	p := Params{}
+	if node != "" {
+		p.Set("node", node)
+	}
+	var w struct {
+		ConfigDigest  flexString                   `json:"config_digest"`
+		PreferredNode flexString                   `json:"preferred_node"`
+		NodeList      []map[string]json.RawMessage `json:"nodelist"`
+	}
+	if err := c.Get(ctx, "/cluster/config/join", p, &w); err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && ae.StatusCode == 424 {
+			return nil, fmt.Errorf("%w: %w", ErrNotClustered, err)
+		}
+		return nil, err
+	}
+	out := &ClusterJoinInfo{ConfigDigest: string(w.ConfigDigest), PreferredNode: string(w.PreferredNode)}
+	for _, m := range w.NodeList {
+		n := ClusterJoinNode{Links: links(m)}
+		n.Name = rawString(m["name"])
+		n.NodeID = rawInt(m["nodeid"])
+		n.QuorumVotes = rawInt(m["quorum_votes"])
+		n.PVEAddr = rawString(m["pve_addr"])
+		n.PVEFingerprint = rawString(m["pve_fp"])
+		out.Nodes = append(out.Nodes, n)
+	}
+	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].NodeID < out.Nodes[j].NodeID })
+	return out, nil
+}
+
+// ClusterConfigNode is one node of corosync.conf's nodelist.
+type ClusterConfigNode struct {
+	Name                string
+	NodeID, QuorumVotes int64
+	Links               map[int]string
+}
+
+// ClusterConfigNodes lists corosync.conf's nodes (empty when standalone).
+//
+//pve:operation GET /cluster/config/nodes
+func (c *Client) ClusterConfigNodes(ctx context.Context) ([]ClusterConfigNode, error) {
+	var w []map[string]json.RawMessage
+	if err := c.Get(ctx, "/cluster/config/nodes", nil, &w); err != nil {
+		return nil, err
+	}
+	out := make([]ClusterConfigNode, 0, len(w))
+	for _, m := range w {
+		name := rawString(m["name"])
+		if name == "" {
+			name = rawString(m["node"])
+		}
+		out = append(out, ClusterConfigNode{Name: name, NodeID: rawInt(m["nodeid"]), QuorumVotes: rawInt(m["quorum_votes"]), Links: links(m)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NodeID < out[j].NodeID })
+	return out, nil
+}
+
+// RemoveClusterNode removes node from corosync.conf. PVE expects the node
+// to be powered off already and never to come back as it is.
+//
+//pve:operation DELETE /cluster/config/nodes/{node}
+func (c *Client) RemoveClusterNode(ctx context.Context, node string) error {
+	return c.Delete(ctx, "/cluster/config/nodes/"+PathEscape(node), nil, nil)
+}
+
+// ClusterStatus is GET /cluster/status.
+type ClusterStatus struct {
+	Name      string // cluster name; "" when standalone
+	Clustered bool
+	Quorate   bool
+	Version   int64 // corosync config version
+	Nodes     []ClusterStatusNode
+}
+
+// ClusterStatusNode is one node entry of the cluster status.
+type ClusterStatusNode struct {
+	Name, IP, Level string
+	NodeID          int64
+	Online, Local   bool
+}
+
+// LocalNode returns the node that answered, or nil.
+func (s *ClusterStatus) LocalNode() *ClusterStatusNode {
+	for i := range s.Nodes {
+		if s.Nodes[i].Local {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// Node returns the named node entry, or nil.
+func (s *ClusterStatus) Node(name string) *ClusterStatusNode {
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == name {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// ClusterStatus reads the cluster (or standalone node) status.
+//
+//pve:operation GET /cluster/status
+func (c *Client) ClusterStatus(ctx context.Context) (*ClusterStatus, error) {
+	var w []struct {
+		Type    flexString `json:"type"`
+		Name    flexString `json:"name"`
+		Quorate flexBool   `json:"quorate"`
+		Version flexInt    `json:"version"`
+		NodeID  flexInt    `json:"nodeid"`
+		IP      flexString `json:"ip"`
+		Level   flexString `json:"level"`
+		Online  flexBool   `json:"online"`
+		Local   flexBool   `json:"local"`
+	}
+	if err := c.Get(ctx, "/cluster/status", nil, &w); err != nil {
+		return nil, err
+	}
+	out := &ClusterStatus{}
+	for _, e := range w {
+		switch e.Type {
+		case "cluster":
+			out.Clustered, out.Name, out.Quorate, out.Version = true, string(e.Name), bool(e.Quorate), int64(e.Version)
+		case "node":
+			out.Nodes = append(out.Nodes, ClusterStatusNode{
+				Name: string(e.Name), IP: string(e.IP), Level: string(e.Level), NodeID: int64(e.NodeID),
+				Online: bool(e.Online), Local: bool(e.Local),
+			})
+		}
+	}
+	if !out.Clustered {
+		out.Quorate = true // a standalone node is always quorate
+	}
+	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].NodeID < out.Nodes[j].NodeID })
+	return out, nil
+}
+
+// ServerFingerprint connects to the endpoint and returns the SHA-256
+// fingerprint ("AA:BB:...") of the leaf certificate it presents. The
+// connection is verified with the client's own trust settings (pin, CA or
+// insecure), so the fingerprint can be passed on to pin the node in a
+// cluster join.
+func (c *Client) ServerFingerprint(ctx context.Context) (string, error) {
+	u, err := url.Parse(c.endpoint)
+	if err != nil {
+		return "", err
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "443")
+	}
+	tr, ok := c.http.Transport.(*http.Transport)
+	if !ok || tr.TLSClientConfig == nil {
+		return "", errors.New("client transport has no TLS configuration")
+	}
+	cfg := tr.TLSClientConfig.Clone()
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	d := &tls.Dialer{Config: cfg}
+	conn, err := d.DialContext(dctx, "tcp", host)
+	if err != nil {
+		var tlsErr *TLSError
+		if errors.As(err, &tlsErr) {
+			return "", tlsErr
+		}
+		return "", &ConnectError{Endpoint: c.endpoint, Dial: true, Err: err}
+	}
+	defer conn.Close()
+	tc, ok := conn.(*tls.Conn)
+	if !ok {
+		return "", fmt.Errorf("connection to %s is not TLS", c.endpoint)
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return "", fmt.Errorf("%s presented no certificate", c.endpoint)
+	}
+	sum := sha256.Sum256(certs[0].Raw)
+	return FormatFingerprint(sum[:]), nil
+}
+
+func links(m map[string]json.RawMessage) map[int]string {
+	out := map[int]string{}
+	for k, v := range m {
+		rest, ok := strings.CutPrefix(k, "ring")
+		if !ok {
+			rest, ok = strings.CutPrefix(k, "link")
+		}
+		if !ok {
+			continue
+		}
+		num, ok := strings.CutSuffix(rest, "_addr")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil {
+			continue
+		}
+		out[n] = rawString(v)
+	}
+	return out
+}
+
+func rawString(b json.RawMessage) string {
+	var s flexString
+	if len(b) == 0 || s.UnmarshalJSON(b) != nil {
+		return ""
+	}
+	return string(s)
+}
+
+func rawInt(b json.RawMessage) int64 {
+	var n flexInt
+	if len(b) == 0 || n.UnmarshalJSON(b) != nil {
+		return 0
+	}
+	return int64(n)
+}
+
+// ClusterLinkPriorities reads the knet priority of each corosync link
+// (totem interfaces; 0 when unset). A standalone node has none.
+//
+//pve:operation GET /cluster/config/totem
+func (c *Client) ClusterLinkPriorities(ctx context.Context) (map[int]int64, error) {
+	var w struct {
+		Interface map[string]struct {
+			LinkNumber flexInt `json:"linknumber"`
+			Priority   flexInt `json:"knet_link_priority"`
+		} `json:"interface"`
+	}
+	if err := c.Get(ctx, "/cluster/config/totem", nil, &w); err != nil {
+		return nil, err
+	}
+	out := map[int]int64{}
+	for k, v := range w.Interface {
+		n, err := strconv.Atoi(k)
+		if err != nil {
+			n = int(v.LinkNumber)
+		}
+		out[n] = int64(v.Priority)
+	}
+	return out, nil
+}
+
+// RootPassword returns the password of a client that logs in as root@pam,
+// else "". Joining a node sends the member's root password to the joining
+// node, which logs in to the member with it (PVE's join protocol).
+func (c *Client) RootPassword() string {
+	if c.IsRootTicket() {
+		return c.cfg.Password
+	}
+	return ""
+}

@@ -1,0 +1,110 @@
+// Package cluster manages PVE clusters: pve_cluster (create), pve_cluster_node
+// (join/remove) and the data sources pve_nodes, pve_cluster_status,
+// pve_cluster_join_info and pve_version.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+)
+
+// nameRE is PVE's pve-node format, which cluster names use too.
+var nameRE = regexp.MustCompile(`^(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$`)
+
+const maxLinks = 8
+
+// rootOnlyDetail explains why a call needs a root@pam ticket.
+const rootOnlyDetail = "PVE reserves creating and joining clusters for root@pam logged in with a password: " +
+	"it refuses API tokens for these calls, even root's own (403 \"Permission check failed (user != root@pam)\"). " +
+	"Set username = \"root@pam\" and password in the provider block (or PVE_USERNAME/PVE_PASSWORD) instead of api_token."
+
+func requireRootTicket(c *pve.Client, diags *diag.Diagnostics, what string) bool {
+	if c.IsRootTicket() {
+		return true
+	}
+	diags.AddError(what+" needs root@pam with a password",
+		fmt.Sprintf("The provider endpoint %s is used as %q. %s", c.Endpoint(), c.AuthUser(), rootOnlyDetail))
+	return false
+}
+
+// linkModel is one corosync link of pve_cluster.
+type linkModel struct {
+	Address  types.String `tfsdk:"address"`
+	Priority types.Int64  `tfsdk:"priority"`
+}
+
+var linkAttrTypes = map[string]attr.Type{"address": types.StringType, "priority": types.Int64Type}
+
+// nodeLinkModel is one corosync link of pve_cluster_node.
+type nodeLinkModel struct {
+	Address types.String `tfsdk:"address"`
+}
+
+var nodeLinkAttrTypes = map[string]attr.Type{"address": types.StringType}
+
+// linksFromAPI turns link number -> address into a list indexed by link
+// number. A gap (link0 and link2 without link1) cannot be expressed as a
+// list; ok is false then.
+func linksFromAPI(m map[int]string) ([]string, bool) {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	out := make([]string, 0, len(keys))
+	for i, k := range keys {
+		if k != i {
+			return nil, false
+		}
+		out = append(out, m[k])
+	}
+	return out, true
+}
+
+// waitMember polls the endpoint until it lists node online.
+func waitMember(ctx context.Context, pd *framework.ProviderData, node string) error {
+	for {
+		st, err := pd.Client.ClusterStatus(ctx)
+		if err == nil {
+			if n := st.Node(node); n != nil && n.Online {
+				return nil
+			}
+		}
+		if werr := sleepCtx(ctx, time.Second); werr != nil {
+			if err != nil {
+				return fmt.Errorf("node %s did not come online in the cluster: %w (last error: %w)", node, werr, err)
+			}
+			return fmt.Errorf("node %s did not come online in the cluster: %w", node, werr)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// isUnreachable reports errors that mean "the node cannot be asked right
+// now" while it is joining: PVE's 595 for a member it cannot reach yet.
+func isUnreachable(err error) bool {
+	var ae *pve.APIError
+	return errors.As(err, &ae) && (ae.StatusCode == 595 || ae.StatusCode == 596 || ae.StatusCode == http.StatusUnauthorized)
+}
