@@ -83,3 +83,26 @@ resource "pve_node_network" "storage" {
   mtu      = 9000
   comments = "storage network"
 }
+
+# The cluster, founded on z2g4a: link0 on the corosync VLAN, link1 on the
+# storage network as the backup ring.
+resource "pve_cluster" "lab" {
+  name = "lab"
+  links = [
+    { address = split("/", pve_node_network.corosync[var.founding_node].cidr)[0] },
+    { address = split("/", pve_node_network.storage[var.founding_node].cidr)[0] },
+  ]
+}
+
+# The other nodes join one at a time, through their own API, with the same
+# two links. Their networks are configured first (the links must exist).
+resource "pve_cluster_node" "member" {
+  for_each = { for name, octet in local.nodes : name => octet if name != var.founding_node }
+
+  node = each.key
+  links = [
+    { address = split("/", pve_node_network.corosync[each.key].cidr)[0] },
+    { address = split("/", pve_node_network.storage[each.key].cidr)[0] },
+  ]
+  depends_on = [pve_cluster.lab]
+}

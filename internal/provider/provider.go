@@ -24,7 +24,10 @@ import (
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
+	"github.com/pvelab/terraform-provider-pve/internal/service/apt"
+	"github.com/pvelab/terraform-provider-pve/internal/service/certificate"
 	"github.com/pvelab/terraform-provider-pve/internal/service/cluster"
+	"github.com/pvelab/terraform-provider-pve/internal/service/clusteroptions"
 	"github.com/pvelab/terraform-provider-pve/internal/service/network"
 )
 
@@ -301,8 +304,13 @@ func kvFields(kv []any) map[string]any {
 func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		network.NewNodeNetworkResource,
+		certificate.NewNodeCertificateResource,
+		certificate.NewACMEAccountResource,
+		certificate.NewNodeACMEResource,
 		cluster.NewClusterResource,
 		cluster.NewClusterNodeResource,
+		clusteroptions.NewResource,
+		apt.NewResource,
 	}
 }
 

@@ -156,9 +156,7 @@ func (w acmePluginWire) plugin() ACMEPlugin {
 		ID: string(w.Plugin), Type: string(w.Type), API: string(w.API), ValidationDelay: int64(w.ValidationDelay),
 		Disable: bool(w.Disable), Digest: string(w.Digest), Data: DecodeACMEPluginData(string(w.Data)),
 	}
-	for _, n := range strings.FieldsFunc(string(w.Nodes), func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
-		p.Nodes = append(p.Nodes, n)
-	}
+	p.Nodes = append(p.Nodes, strings.FieldsFunc(string(w.Nodes), func(r rune) bool { return r == ',' || r == ';' || r == ' ' })...)
 	return p
 }
 

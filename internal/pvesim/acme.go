@@ -315,12 +315,12 @@ func registerACMEAccount(c *call) (any, *apiError) {
 	tosURL := c.params["tos_url"]
 	return c.s.startTaskLocked(nodeTaskCall(c), "acmeregister", "", func(t *task) (int, error) {
 		if cfg.Accounts[name] != nil {
-			return 0, fmt.Errorf("ACME account config file '%s' already exists.", name)
+			return 0, taskErr("ACME account config file '%s' already exists.", name)
 		}
 		t.Log = append(t.Log, "Generating ACME account key..", "Registering ACME account..")
 		if _, needsTOS := acmeMeta(directory)["termsOfService"]; needsTOS && tosURL == "" {
-			return 0, errors.New("Registration failed: Error: POST to " + acmeEndpoint(directory, "acme/new-acct") +
-				" {\"type\":\"urn:ietf:params:acme:error:malformed\",\"detail\":\"must agree to terms of service\",\"status\":400}")
+			return 0, taskErr("Registration failed: Error: POST to %s {\"type\":\"urn:ietf:params:acme:error:malformed\",\"detail\":\"must agree to terms of service\",\"status\":400}",
+				acmeEndpoint(directory, "acme/new-acct"))
 		}
 		ca, err := c.s.acmeCAFor(cfg, directory)
 		if err != nil {
@@ -376,7 +376,7 @@ func updateACMEAccount(c *call, what string, change func(*acmeAccount)) (any, *a
 	return c.s.startTaskLocked(nodeTaskCall(c), "acme"+what, "", func(t *task) (int, error) {
 		a := cfg.Accounts[name]
 		if a == nil {
-			return 0, fmt.Errorf("ACME account config file '%s' does not exist.", name)
+			return 0, taskErr("ACME account config file '%s' does not exist.", name)
 		}
 		change(a)
 		if a.Status != "deactivated" {
@@ -679,6 +679,10 @@ type acmeNodeConf struct {
 
 type acmeNodeDomain struct{ domain, plugin, alias string }
 
+// taskErr is a task failure with PVE's exact text, which is capitalised
+// and ends with a full stop.
+func taskErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
 // orderPreamble are the checks new/renew/revoke share before forking.
 func acmeNodeDomains(c *call) (*acmeNodeConf, *apiError) {
 	ac, err := acmeConf(c.node(), acmeOf(c))
@@ -695,7 +699,7 @@ func acmeNodeDomains(c *call) (*acmeNodeConf, *apiError) {
 func (s *Sim) orderCertLocked(t *task, ns *nodeState, cfg *acmeConfig, ac *acmeNodeConf) (*acmeAccount, error) {
 	a := cfg.Accounts[ac.account]
 	if a == nil {
-		return nil, fmt.Errorf("ACME account config file '%s' does not exist.", ac.account)
+		return nil, taskErr("ACME account config file '%s' does not exist.", ac.account)
 	}
 	t.Log = append(t.Log, "Loading ACME account details")
 	plugins := pluginsWithStandalone(cfg)
@@ -709,7 +713,7 @@ func (s *Sim) orderCertLocked(t *task, ns *nodeState, cfg *acmeConfig, ac *acmeN
 		t.Log = append(t.Log, "", fmt.Sprintf("Getting authorization details from '%s'", acmeEndpoint(a.Directory, "acme/authz/"+randHex(8))))
 		t.Log = append(t.Log, fmt.Sprintf("The validation for %s is pending!", d.domain))
 		if plugins[d.plugin] == nil {
-			return nil, fmt.Errorf("plugin '%s' for domain '%s' not found!", d.plugin, d.domain)
+			return nil, taskErr("plugin '%s' for domain '%s' not found!", d.plugin, d.domain)
 		}
 		if plugins[d.plugin]["type"] == "dns" {
 			t.Log = append(t.Log, fmt.Sprintf("[%s] Adding TXT record for _acme-challenge.%s", time.Now().Format(time.ANSIC), d.domain))
@@ -743,7 +747,7 @@ func orderACMECert(c *call) (any, *apiError) {
 	force := c.params["force"] == "1"
 	return c.s.startTaskLocked(c, "acmenewcert", "", func(t *task) (int, error) {
 		if !force && ns.CustomCertPEM != "" {
-			return 0, errors.New("Custom certificate file exists but force flag is not set.")
+			return 0, taskErr("Custom certificate file exists but force flag is not set.")
 		}
 		_, err := c.s.orderCertLocked(t, ns, cfg, ac)
 		return 0, err
@@ -756,7 +760,8 @@ func renewACMECert(c *call) (any, *apiError) {
 		return nil, errNoCustomCert()
 	}
 	info := certInfo("pveproxy-ssl.pem", ns.CustomCertPEM)
-	expiresSoon := info == nil || time.Unix(info["notafter"].(int64), 0).Before(time.Now().Add(acmeRenewWindow))
+	notAfter, _ := info["notafter"].(int64)
+	expiresSoon := info == nil || time.Unix(notAfter, 0).Before(time.Now().Add(acmeRenewWindow))
 	if !expiresSoon && c.params["force"] != "1" {
 		return nil, paramErr1("force", "Certificate does not expire within the next 30 days, and 'force' is not set.")
 	}
@@ -797,12 +802,12 @@ func revokeACMECert(c *call) (any, *apiError) {
 	return c.s.startTaskLocked(c, "acmerevoke", "", func(t *task) (int, error) {
 		a := cfg.Accounts[ac.account]
 		if a == nil {
-			return 0, fmt.Errorf("ACME account config file '%s' does not exist.", ac.account)
+			return 0, taskErr("ACME account config file '%s' does not exist.", ac.account)
 		}
 		t.Log = append(t.Log, "Loading ACME account details", "Revoking old certificate")
 		ca := cfg.CAs[a.Directory]
 		if ca == nil || !ca.issuedBy(cert) {
-			return 0, errors.New("Revoke request to CA failed: " + errNotIssuedHere)
+			return 0, taskErr("Revoke request to CA failed: %s", errNotIssuedHere)
 		}
 		ca.Revoked = append(ca.Revoked, certFingerprint(cert))
 		t.Log = append(t.Log, "Deleting certificate files")

@@ -290,8 +290,8 @@ func (a *aptSources) view(handles []aptHandle, suite string) map[string]any {
 		repos := make([]map[string]any, 0, len(f.Repos))
 		for i, r := range f.Repos {
 			m := map[string]any{
-				"Types": r.Types, "URIs": r.URIs, "Suites": r.Suites, "Components": nonNil(r.Components),
-				"FileType": f.fileType(), "Enabled": boolInt(r.Enabled),
+				"Types": r.Types, "URIs": r.URIs, "Suites": r.Suites, "Components": aptList(r.Components),
+				"FileType": f.fileType(), "Enabled": aptBool(r.Enabled),
 			}
 			if len(r.Options) > 0 {
 				opts := make([]map[string]any, 0, len(r.Options))
@@ -328,21 +328,21 @@ func (a *aptSources) view(handles []aptHandle, suite string) map[string]any {
 			}
 		}
 		if status != nil {
-			m["status"] = boolInt(*status)
+			m["status"] = aptBool(*status)
 		}
 		std = append(std, m)
 	}
 	return map[string]any{"files": files, "errors": []any{}, "digest": a.commonDigest(), "infos": infos, "standard-repos": std}
 }
 
-func nonNil(s []string) []string {
+func aptList(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
 }
 
-func boolInt(b bool) int {
+func aptBool(b bool) int {
 	if b {
 		return 1
 	}

@@ -44,7 +44,7 @@ func presented(t *testing.T, endpoint string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	sum := sha256.Sum256(conn.ConnectionState().PeerCertificates[0].Raw)
 	parts := make([]string, len(sum))
 	for i, b := range sum {

@@ -336,7 +336,7 @@ func acmeConf(ns *nodeState, cfg *acmeConfig) (*acmeNodeConf, error) {
 			plugin = "standalone"
 		}
 		if plugin != "standalone" && plugins[plugin] == nil {
-			return nil, fmt.Errorf("plugin '%s' for domain '%s' not found!", plugin, d)
+			return nil, taskErr("plugin '%s' for domain '%s' not found!", plugin, d)
 		}
 		seen[d] = key
 		res.domains = append(res.domains, acmeNodeDomain{domain: d, plugin: plugin, alias: m["alias"]})

@@ -44,11 +44,14 @@ type psKey struct {
 
 type psFormat map[string]psKey
 
-func psOpt(t ptype) psKey                 { return psKey{typ: t, optional: true} }
-func psEnum(vals ...string) psKey         { return psKey{typ: tString, optional: true, enum: vals} }
-func (k psKey) needs(other string) psKey  { k.requires = other; return k }
-func (k psKey) atLeast(v float64) psKey   { k.min = &v; return k }
-func (k psKey) matching(re string) psKey  { k.pattern = regexp.MustCompile(`^(?:` + re + `)$`); return k }
+func psOpt(t ptype) psKey                { return psKey{typ: t, optional: true} }
+func psEnum(vals ...string) psKey        { return psKey{typ: tString, optional: true, enum: vals} }
+func (k psKey) needs(other string) psKey { k.requires = other; return k }
+func (k psKey) atLeast(v float64) psKey  { k.min = &v; return k }
+func (k psKey) matching(re string) psKey {
+	k.pattern = regexp.MustCompile(`^(?:` + re + `)$`)
+	return k
+}
 func (k psKey) withFormat(f string) psKey { k.format = f; return k }
 
 const tagRE = `(?i:[a-z0-9_][a-z0-9_\-+.]*)`

@@ -140,6 +140,8 @@ func buildRoutes(rel pveRelease) []*route {
 	registerCertificates(t)
 	registerACME(t)
 	registerNodeConfig(t)
+	registerCeph(t)
+	registerDisks(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
 		return literalCount(t.routes[i]) > literalCount(t.routes[j])

@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
@@ -76,28 +75,6 @@ func checkKey(chainPEM, keyPEM string) error {
 func fingerprint(c *x509.Certificate) string {
 	sum := sha256.Sum256(c.Raw)
 	return pve.FormatFingerprint(sum[:])
-}
-
-// sanOf lists DNS names and IP addresses as PVE reports them.
-func sanOf(c *x509.Certificate) []string {
-	out := append([]string{}, c.DNSNames...)
-	for _, ip := range c.IPAddresses {
-		if v4 := ip.To4(); v4 != nil {
-			out = append(out, v4.String())
-			continue
-		}
-		out = append(out, ipv6Groups(ip))
-	}
-	return out
-}
-
-// ipv6Groups renders an IPv6 address as PVE does: eight zero-padded groups.
-func ipv6Groups(ip net.IP) string {
-	var g []string
-	for i := 0; i+1 < len(ip); i += 2 {
-		g = append(g, fmt.Sprintf("%02x%02x", ip[i], ip[i+1]))
-	}
-	return strings.Join(g, ":")
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
