@@ -26,7 +26,7 @@ type Env struct {
 	Client *pve.Client
 	Nodes  []string
 
-	endpoint, token, fingerprint string
+	endpoint, token, fingerprint, rootPassword string
 	// providerBlock replaces the default provider block (NewStandalone).
 	providerBlock string
 }
@@ -39,24 +39,65 @@ func Live() bool { return os.Getenv("PVE_ENDPOINT") != "" && os.Getenv("TF_ACC")
 // connects to the real cluster named by PVE_ENDPOINT with TF_ACC=1.
 func New(t *testing.T) *Env {
 	t.Helper()
+	return NewWithOptions(t, pvesim.Options{})
+}
+
+// NewWithOptions is New with simulator options (ClusterName and
+// PVERelease are filled in when empty); against a real cluster the options
+// are ignored. Ceph tests use it for a faster simulated Ceph clock.
+func NewWithOptions(t *testing.T, opts pvesim.Options) *Env {
+	t.Helper()
 	SetupCLI(t)
 	if Live() {
 		return newLive(t)
 	}
 	// PVESIM_RELEASE picks the PVE release to simulate (default the newest);
 	// make test runs the acceptance tests against every supported release.
-	sim, err := pvesim.Start(pvesim.Options{ClusterName: "acctest", PVERelease: os.Getenv("PVESIM_RELEASE")})
+	if opts.ClusterName == "" {
+		opts.ClusterName = "acctest"
+	}
+	if opts.PVERelease == "" {
+		opts.PVERelease = os.Getenv("PVESIM_RELEASE")
+	}
+	sim, err := pvesim.Start(opts)
 	if err != nil {
 		t.Fatalf("start pvesim: %v", err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
 	info := sim.Info()
-	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint}
+	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint, rootPassword: info.RootPassword}
 	for _, n := range info.Nodes {
 		e.Nodes = append(e.Nodes, n.Name)
 	}
 	e.Client = mustClient(t, pve.Config{Endpoint: e.endpoint, APIToken: e.token, TLSFingerprint: e.fingerprint})
 	return e
+}
+
+// RootProviderConfig is a provider block that logs in as root@pam with a
+// password, which PVE requires for some calls (cluster join, OSD create and
+// destroy). Against a real cluster it is the PVE_* environment, which must
+// then hold PVE_USERNAME=root@pam and PVE_PASSWORD.
+func (e *Env) RootProviderConfig() string {
+	if e.Sim == nil {
+		return "provider \"pve\" {}\n"
+	}
+	return fmt.Sprintf("provider \"pve\" {\n  endpoint        = %q\n  username        = \"root@pam\"\n  password        = %q\n  tls_fingerprint = %q\n}\n",
+		e.endpoint, e.rootPassword, e.fingerprint)
+}
+
+// RootClient is a client logged in as root@pam with a password (see
+// RootProviderConfig); against a real cluster it needs PVE_USERNAME and
+// PVE_PASSWORD of root@pam and skips otherwise.
+func (e *Env) RootClient(t *testing.T) *pve.Client {
+	t.Helper()
+	if e.Sim == nil {
+		if os.Getenv("PVE_USERNAME") != "root@pam" || os.Getenv("PVE_PASSWORD") == "" {
+			t.Skip("needs PVE_USERNAME=root@pam and PVE_PASSWORD")
+		}
+		return mustClient(t, pve.Config{Endpoint: e.endpoint, Username: "root@pam", Password: os.Getenv("PVE_PASSWORD"),
+			CACertPEM: os.Getenv("PVE_CA_CERT"), TLSFingerprint: os.Getenv("PVE_TLS_FINGERPRINT")})
+	}
+	return mustClient(t, pve.Config{Endpoint: e.endpoint, Username: "root@pam", Password: e.rootPassword, TLSFingerprint: e.fingerprint})
 }
 
 // NewStandalone starts a simulator of three standalone nodes, as before a

@@ -132,6 +132,16 @@ func (c *Client) WaitTask(ctx context.Context, upid string) (*TaskResult, error)
 	}
 }
 
+// Await waits for the task a write started: it passes a failed start
+// through and otherwise waits with WaitTask, so callers can write
+// c.Await(ctx, c.CephCreateMon(ctx, ...)).
+func (c *Client) Await(ctx context.Context, upid string, err error) (*TaskResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.WaitTask(ctx, upid)
+}
+
 func (c *Client) finishTask(ctx context.Context, u UPID, exit string) (*TaskResult, error) {
 	// The log is best effort: a failed log read must not hide the outcome.
 	lines, _ := c.TaskLog(ctx, u, 0, 1000)
