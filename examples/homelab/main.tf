@@ -106,3 +106,38 @@ resource "pve_cluster_node" "member" {
   ]
   depends_on = [pve_cluster.lab]
 }
+
+# Datacenter options, once every node has joined: migrations go encrypted
+# over the storage network, and HA moves guests away from a node that shuts
+# down instead of freezing them.
+resource "pve_cluster_options" "lab" {
+  migration = {
+    type    = "secure"
+    network = "169.254.50.0/24"
+  }
+  ha_shutdown_policy = "migrate"
+  depends_on         = [pve_cluster_node.member]
+}
+
+# Package repositories of every node: no subscription, so the
+# no-subscription repositories of PVE and Ceph are on and the enterprise
+# ones (which answer 401 without a subscription) off.
+locals {
+  apt_repositories = {
+    "no-subscription"            = true
+    "enterprise"                 = false
+    "ceph-squid-no-subscription" = true
+    "ceph-squid-enterprise"      = false
+  }
+}
+
+resource "pve_apt_repository" "lab" {
+  for_each = {
+    for pair in setproduct(keys(local.nodes), keys(local.apt_repositories)) :
+    "${pair[0]}/${pair[1]}" => { node = pair[0], handle = pair[1] }
+  }
+
+  node    = each.value.node
+  handle  = each.value.handle
+  enabled = local.apt_repositories[each.value.handle]
+}
