@@ -307,6 +307,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		certificate.NewNodeCertificateResource,
 		certificate.NewACMEAccountResource,
 		certificate.NewNodeACMEResource,
+		certificate.NewACMEPluginResource,
 		cluster.NewClusterResource,
 		cluster.NewClusterNodeResource,
 		clusteroptions.NewResource,

@@ -133,7 +133,7 @@ type ACMEPlugin struct {
 	Type            string // dns or standalone
 	API             string // DNS API (acme.sh name), such as pdns or cf
 	Data            map[string]string
-	ValidationDelay int64 // seconds; 0 = PVE's default (30) when unset
+	ValidationDelay *int64 // seconds; nil = unset (PVE's default 30)
 	Nodes           []string
 	Disable         bool
 	// Digest is the plugin configuration's digest (read only).
@@ -145,7 +145,7 @@ type acmePluginWire struct {
 	Type            flexString `json:"type"`
 	API             flexString `json:"api"`
 	Data            flexString `json:"data"`
-	ValidationDelay flexInt    `json:"validation-delay"`
+	ValidationDelay *flexInt   `json:"validation-delay"`
 	Nodes           flexString `json:"nodes"`
 	Disable         flexBool   `json:"disable"`
 	Digest          flexString `json:"digest"`
@@ -153,8 +153,12 @@ type acmePluginWire struct {
 
 func (w acmePluginWire) plugin() ACMEPlugin {
 	p := ACMEPlugin{
-		ID: string(w.Plugin), Type: string(w.Type), API: string(w.API), ValidationDelay: int64(w.ValidationDelay),
+		ID: string(w.Plugin), Type: string(w.Type), API: string(w.API),
 		Disable: bool(w.Disable), Digest: string(w.Digest), Data: DecodeACMEPluginData(string(w.Data)),
+	}
+	if w.ValidationDelay != nil {
+		d := int64(*w.ValidationDelay)
+		p.ValidationDelay = &d
 	}
 	p.Nodes = append(p.Nodes, strings.FieldsFunc(string(w.Nodes), func(r rune) bool { return r == ',' || r == ';' || r == ' ' })...)
 	return p
@@ -242,8 +246,8 @@ func (p ACMEPlugin) params() Params {
 	if d := EncodeACMEPluginData(p.Data); d != "" {
 		q.Set("data", d)
 	}
-	if p.ValidationDelay > 0 {
-		q.SetInt("validation-delay", p.ValidationDelay)
+	if p.ValidationDelay != nil {
+		q.SetInt("validation-delay", *p.ValidationDelay)
 	}
 	if len(p.Nodes) > 0 {
 		q.Set("nodes", strings.Join(p.Nodes, ","))

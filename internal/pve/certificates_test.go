@@ -111,17 +111,17 @@ func TestClientACME(t *testing.T) {
 		t.Fatalf("contact %v", a.Contact)
 	}
 
-	if err := tok.CreateACMEPlugin(ctx, pve.ACMEPlugin{ID: "pdns", Type: "dns", API: "pdns", Data: map[string]string{"PDNS_Url": "http://ns1:8081", "PDNS_Token": "s3cret"}, ValidationDelay: 5}); err != nil {
+	if err := tok.CreateACMEPlugin(ctx, pve.ACMEPlugin{ID: "pdns", Type: "dns", API: "pdns", Data: map[string]string{"PDNS_Url": "http://ns1:8081", "PDNS_Token": "s3cret"}, ValidationDelay: new(int64(5))}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := tok.ACMEPlugin(ctx, "pdns")
-	if err != nil || p.Data["PDNS_Token"] != "s3cret" || p.ValidationDelay != 5 || p.Digest == "" {
+	if err != nil || p.Data["PDNS_Token"] != "s3cret" || p.ValidationDelay == nil || *p.ValidationDelay != 5 || p.Digest == "" {
 		t.Fatalf("plugin %+v %v", p, err)
 	}
 	if err := tok.UpdateACMEPlugin(ctx, pve.ACMEPlugin{ID: "pdns", Disable: true}, []string{"validation-delay"}, p.Digest); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := tok.ACMEPlugin(ctx, "pdns"); !p.Disable || p.ValidationDelay != 0 {
+	if p, _ := tok.ACMEPlugin(ctx, "pdns"); !p.Disable || p.ValidationDelay != nil {
 		t.Fatalf("after update %+v", p)
 	}
 	if err := tok.DeleteACMEPlugin(ctx, "pdns"); err != nil {

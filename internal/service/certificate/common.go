@@ -1,6 +1,11 @@
 package certificate
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
 
 var (
 	nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$`)
@@ -11,3 +16,18 @@ var (
 )
 
 var directoryRE = regexp.MustCompile(`^https?://.+`)
+
+var (
+	acmeAPIRE = regexp.MustCompile(`^[a-z0-9_]+$`)
+	dataKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+type attrValue = attr.Value
+
+// optString maps PVE's empty string to null.
+func optString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}

@@ -1,0 +1,2 @@
+# The plugin id.
+terraform import pve_acme_plugin.lab_dns lab-dns
