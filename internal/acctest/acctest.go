@@ -118,7 +118,7 @@ func NewStandalone(t *testing.T) *Env {
 	}
 	t.Cleanup(func() { _ = sim.Close() })
 	info := sim.Info()
-	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint}
+	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint, rootPassword: info.RootPassword}
 	var b strings.Builder
 	fmt.Fprintf(&b, "provider \"pve\" {\n  endpoint        = %q\n  username        = \"root@pam\"\n  password        = %q\n  tls_fingerprint = %q\n  standalone_nodes = {\n",
 		info.Endpoint, info.RootPassword, info.TLSFingerprint)

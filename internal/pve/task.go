@@ -133,8 +133,10 @@ func (c *Client) WaitTask(ctx context.Context, upid string) (*TaskResult, error)
 }
 
 // Await waits for the task a write started: it passes a failed start
-// through and otherwise waits with WaitTask, so callers can write
-// c.Await(ctx, c.CephCreateMon(ctx, ...)).
+// through and otherwise waits with WaitTask:
+//
+//	upid, err := c.CephCreateMon(ctx, node, "")
+//	_, err = c.Await(ctx, upid, err)
 func (c *Client) Await(ctx context.Context, upid string, err error) (*TaskResult, error) {
 	if err != nil {
 		return nil, err

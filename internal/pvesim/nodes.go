@@ -12,6 +12,7 @@ func registerNodes(t *routeTable) {
 		return subdirs("apt", "capabilities", "ceph", "certificates", "config", "disks", "dns", "network", "status", "storage", "tasks", "time", "version"), nil
 	}})
 	t.add("GET", "/nodes/{node}/status", &method{params: schema{"node": nodeParam()}, handler: nodeStatus})
+	t.add("GET", "/cluster/resources", &method{params: schema{"type": pEnum("vm", "storage", "node", "sdn")}, handler: clusterResources})
 	t.add("GET", "/nodes/{node}/version", &method{params: schema{"node": nodeParam()}, handler: func(c *call) (any, *apiError) {
 		return c.s.rel.versionInfo(), nil
 	}})
@@ -88,4 +89,23 @@ func registerRootOnly(t *routeTable) {
 	} {
 		t.add(r.m, r.p, &method{rootOnly: true, handler: notYet})
 	}
+}
+
+// clusterResources is GET /cluster/resources. The simulator has nodes;
+// guests and storages appear here as they are modelled.
+func clusterResources(c *call) (any, *apiError) {
+	typ := c.params["type"]
+	out := []map[string]any{}
+	if typ == "" || typ == "node" {
+		nodes, aerr := listNodes(c)
+		if aerr != nil {
+			return nil, aerr
+		}
+		for _, n := range nodes.([]map[string]any) {
+			delete(n, "ssl_fingerprint")
+			n["cgroup-mode"] = 2
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }

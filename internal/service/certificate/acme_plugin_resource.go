@@ -108,7 +108,9 @@ type dnsPluginValidator struct{}
 func (dnsPluginValidator) Description(context.Context) string {
 	return "api is required for dns plugins and not allowed for standalone ones"
 }
-func (v dnsPluginValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v dnsPluginValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (dnsPluginValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m acmePluginModel

@@ -71,7 +71,7 @@ func (r *clusterNodeResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"and a new certificate; from then on the provider reaches it through the endpoint.\n\n" +
 			"A join that fails leaves the node standalone, with PVE's reason and task log in the error.\n\n" +
 			"Destroying removes the node from the cluster configuration (`pvecm delnode`). PVE expects the node to be shut down for good first; " +
-			"the provider refuses while the node is online or still hosts guests.",
+			"the provider refuses while the node still hosts guests or Ceph daemons (monitors, managers, OSDs), and while it is online.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -460,6 +460,20 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 			fmt.Sprintf("Node %s still hosts guests %s. Migrate or remove them first: removing the node would orphan their configuration.", node, strings.Join(guests, ", ")))
 		return
 	}
+	if local := st.LocalNode(); local != nil {
+		daemons, err := cephDaemonsOn(ctx, c, local.Name, node)
+		if err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Remove", "cluster node", node, fmt.Errorf("list Ceph daemons: %w", err))
+			return
+		}
+		if len(daemons) > 0 {
+			resp.Diagnostics.AddError("Unable to Remove cluster node "+node,
+				fmt.Sprintf("Node %s still runs Ceph daemons: %s. Remove them first (pve_ceph_osd, pve_ceph_monitor and pve_ceph_manager, "+
+					"letting Ceph move the OSDs' data away): a removed node's monitors and OSDs would stay in the Ceph maps and degrade the cluster.",
+					node, strings.Join(daemons, ", ")))
+			return
+		}
+	}
 	if n.Online {
 		resp.Diagnostics.AddError("Unable to Remove cluster node "+node,
 			"Node "+node+" is online. PVE removes a node from the cluster only after it has been shut down for good: "+
@@ -482,27 +496,53 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 	r.pd.ClusterChanged()
 }
 
-// guestsOn lists the VMs and containers the cluster places on node. A
-// PVE without /cluster/resources (the simulator) has none to report.
+// guestsOn lists the VMs and containers the cluster places on node.
 func guestsOn(ctx context.Context, c *pve.Client, node string) ([]string, error) {
-	var res []struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Node string `json:"node"`
-	}
-	p := pve.Params{}
-	p.Set("type", "vm")
-	if err := c.Get(ctx, "/cluster/resources", p, &res); err != nil {
-		var ae *pve.APIError
-		if errors.As(err, &ae) && ae.StatusCode == 501 {
-			return nil, nil
-		}
+	res, err := c.ClusterResources(ctx, "vm")
+	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, g := range res {
 		if g.Node == node && (g.Type == "qemu" || g.Type == "lxc") {
 			out = append(out, g.ID)
+		}
+	}
+	return out, nil
+}
+
+// cephDaemonsOn lists the Ceph monitors, managers and OSDs on node, asked
+// through member. A cluster without Ceph has none.
+func cephDaemonsOn(ctx context.Context, c *pve.Client, member, node string) ([]string, error) {
+	var out []string
+	mons, err := c.CephListMons(ctx, member)
+	if pve.IsCephNotSetUp(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mons {
+		if m.Host == node {
+			out = append(out, "monitor mon."+m.Name)
+		}
+	}
+	mgrs, err := c.CephListMgrs(ctx, member)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mgrs {
+		if m.Host == node {
+			out = append(out, "manager mgr."+m.Name)
+		}
+	}
+	tree, err := c.CephOSDTree(ctx, member)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range tree.OSDs {
+		if o.Host == node {
+			out = append(out, fmt.Sprintf("OSD osd.%d", o.ID))
 		}
 	}
 	return out, nil

@@ -216,7 +216,42 @@ func TestAccClusterNode_failedJoinLeavesNodeStandalone(t *testing.T) {
 				),
 			},
 			{
+				// A member that still runs Ceph daemons is not removed.
+				PreConfig: func() {
+					root := e.RootClient(t)
+					ctx := context.Background()
+					if err := root.CephInit(ctx, "z2g4a", pve.CephInitRequest{Network: "169.254.50.0/24"}); err != nil {
+						t.Fatal(err)
+					}
+					for _, n := range []string{"z2g4a", "z2g4b"} {
+						upid, err := root.CephCreateMon(ctx, n, "")
+						if _, err := root.Await(ctx, upid, err); err != nil {
+							t.Fatal(err)
+						}
+					}
+					upid, err := root.CephCreateMgr(ctx, "z2g4b", "")
+					if _, err := root.Await(ctx, upid, err); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      e.Config(clusterConfig, nodeConfig("z2g4c", 2)),
+				ExpectError: regexp.MustCompile(`(?s)Node z2g4b still runs Ceph daemons: monitor mon.z2g4b, manager\s+mgr.z2g4b`),
+			},
+			{
 				// Removing a member that is still up is refused.
+				PreConfig: func() {
+					root := e.RootClient(t)
+					ctx := context.Background()
+					for _, destroy := range []func() (string, error){
+						func() (string, error) { return root.CephDestroyMgr(ctx, "z2g4b", "z2g4b") },
+						func() (string, error) { return root.CephDestroyMon(ctx, "z2g4b", "z2g4b") },
+					} {
+						upid, err := destroy()
+						if _, err := root.Await(ctx, upid, err); err != nil {
+							t.Fatal(err)
+						}
+					}
+				},
 				Config:      e.Config(clusterConfig, nodeConfig("z2g4c", 2)),
 				ExpectError: regexp.MustCompile(`(?s)Node z2g4b is online.*shut it\s+down`),
 			},
@@ -302,6 +337,60 @@ data "pve_cluster_join_info" "j" { depends_on = [pve_cluster_node.z2g4b] }
 				),
 			},
 			{Config: e.Config(forget)},
+		},
+	})
+}
+
+// A joining node whose pinned fingerprint is wrong (here: z2g4b's, copied
+// by mistake) is refused before PVE is asked to join anything: the error
+// names both fingerprints, and the node stays standalone and untouched.
+func TestAccClusterNode_wrongFingerprintFailsBeforeJoining(t *testing.T) {
+	t.Parallel()
+	e := acctest.NewStandalone(t)
+	a, b, c := nodeInfo(e, "z2g4a"), nodeInfo(e, "z2g4b"), nodeInfo(e, "z2g4c")
+	provider := func(cFingerprint string) string {
+		return fmt.Sprintf(`provider "pve" {
+  endpoint        = %q
+  username        = "root@pam"
+  password        = %q
+  tls_fingerprint = %q
+  standalone_nodes = {
+    z2g4c = {
+      endpoint        = %q
+      password        = %q
+      tls_fingerprint = %q
+    }
+  }
+}
+`, a.Endpoint, a.RootPassword, a.TLSFingerprint, c.Endpoint, c.RootPassword, cFingerprint)
+	}
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig:   func() { labAddresses(t, e, "z2g4a", "z2g4c") },
+				Config:      provider(b.TLSFingerprint) + clusterConfig + nodeConfig("z2g4c", 2),
+				ExpectError: regexp.MustCompile(`(?s)Unable to Join node z2g4c.*does not match\s+tls_fingerprint: pinned\s+` + regexp.QuoteMeta(b.TLSFingerprint)),
+			},
+			{
+				PreConfig: func() {
+					if got := nodeInfo(e, "z2g4c"); got != c {
+						t.Errorf("z2g4c changed by a refused join: %+v", got)
+					}
+					nodes, err := e.Client.Nodes(context.Background())
+					if err != nil || len(nodes) != 1 || nodes[0].Node != "z2g4a" {
+						t.Errorf("cluster nodes after a refused join: %v %v", nodes, err)
+					}
+					for _, r := range e.Sim.Requests() {
+						if r.Method == "POST" && r.Path == "/cluster/config/join" {
+							t.Errorf("the join reached PVE: %+v", r)
+						}
+					}
+				},
+				// With the right fingerprint the same node joins.
+				Config: provider(c.TLSFingerprint) + clusterConfig + nodeConfig("z2g4c", 2),
+				Check:  resource.TestCheckResourceAttr("pve_cluster_node.z2g4c", "cluster", "lab"),
+			},
+			{Config: provider(c.TLSFingerprint) + forget},
 		},
 	})
 }
