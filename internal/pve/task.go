@@ -137,6 +137,8 @@ func (c *Client) WaitTask(ctx context.Context, upid string) (*TaskResult, error)
 //
 //	upid, err := c.CephCreateMon(ctx, node, "")
 //	_, err = c.Await(ctx, upid, err)
+//
+//pve:operation GET /nodes/{node}/tasks/{upid}/status
 func (c *Client) Await(ctx context.Context, upid string, err error) (*TaskResult, error) {
 	if err != nil {
 		return nil, err

@@ -38,9 +38,11 @@ var (
 )
 
 // NewResource is the constructor the provider registers.
-func NewResource() resource.Resource { return &repoResource{} }
+func NewResource() resource.Resource {
+	return &repoResource{framework.ResourceBase{TypeName: typeName}}
+}
 
-type repoResource struct{ pd *framework.ProviderData }
+type repoResource struct{ framework.ResourceBase }
 
 type repoModel struct {
 	ID          types.String `tfsdk:"id"`
@@ -58,10 +60,6 @@ var (
 	handleRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	aptPathRE  = regexp.MustCompile(`^/etc/apt/(?:sources\.list|sources\.list\.d/[^/]+\.(?:list|sources))$`)
 )
-
-func (r *repoResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = typeName
-}
 
 func (r *repoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
@@ -137,10 +135,6 @@ func (r *repoResource) ConfigValidators(context.Context) []resource.ConfigValida
 	}
 }
 
-func (r *repoResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (m *repoModel) id() string {
 	if !m.Handle.IsNull() && m.Handle.ValueString() != "" {
 		return m.Node.ValueString() + "/" + m.Handle.ValueString()
@@ -162,7 +156,7 @@ func readCacheKey(node string) string { return "apt/" + node }
 // read returns the node's repositories through the per-command cache, so
 // refreshing several repositories of a node costs one GET.
 func (r *repoResource) read(ctx context.Context, c *pve.Client, node string) (*pve.APTRepositories, error) {
-	v, err := r.pd.Reads.Get(ctx, readCacheKey(node), func(ctx context.Context) (any, error) {
+	v, err := r.PD.Reads.Get(ctx, readCacheKey(node), func(ctx context.Context) (any, error) {
 		return c.APTRepositories(ctx, node)
 	})
 	if err != nil {
@@ -176,7 +170,7 @@ func (r *repoResource) read(ctx context.Context, c *pve.Client, node string) (*p
 }
 
 func (r *repoResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan repoModel
@@ -195,7 +189,7 @@ func (r *repoResource) Create(ctx context.Context, req resource.CreateRequest, r
 }
 
 func (r *repoResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan repoModel
@@ -215,14 +209,14 @@ func (r *repoResource) Update(ctx context.Context, req resource.UpdateRequest, r
 // returns what was there before.
 func (r *repoResource) apply(ctx context.Context, plan *repoModel, addMissing bool) (*before, error) {
 	node := plan.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	if err != nil {
 		return nil, err
 	}
-	unlock := r.pd.NodeLocks.Lock(readCacheKey(node))
+	unlock := r.PD.NodeLocks.Lock(readCacheKey(node))
 	defer unlock()
-	defer r.pd.Reads.Invalidate(readCacheKey(node))
-	r.pd.Reads.Invalidate(readCacheKey(node))
+	defer r.PD.Reads.Invalidate(readCacheKey(node))
+	r.PD.Reads.Invalidate(readCacheKey(node))
 	repos, err := c.APTRepositories(ctx, node)
 	if err != nil {
 		return nil, err
@@ -340,7 +334,7 @@ type stateTarget interface {
 // longer in its file).
 func (r *repoResource) load(ctx context.Context, prior *repoModel) (*repoModel, bool, error) {
 	node := prior.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	if err != nil {
 		return nil, false, err
 	}
@@ -389,7 +383,7 @@ func (r *repoResource) load(ctx context.Context, prior *repoModel) (*repoModel, 
 }
 
 func (r *repoResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior repoModel
@@ -413,7 +407,7 @@ func (r *repoResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 // Delete puts back the state from before the resource was created. PVE
 // cannot remove entries, so a repository the resource added is disabled.
 func (r *repoResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior repoModel

@@ -38,9 +38,11 @@ var (
 )
 
 // NewACMEAccountResource is the constructor the provider registers.
-func NewACMEAccountResource() resource.Resource { return &acmeAccountResource{} }
+func NewACMEAccountResource() resource.Resource {
+	return &acmeAccountResource{framework.ResourceBase{TypeName: acmeAccountTypeName}}
+}
 
-type acmeAccountResource struct{ pd *framework.ProviderData }
+type acmeAccountResource struct{ framework.ResourceBase }
 
 type acmeAccountModel struct {
 	ID        types.String   `tfsdk:"id"`
@@ -51,10 +53,6 @@ type acmeAccountModel struct {
 	Location  types.String   `tfsdk:"location"`
 	Status    types.String   `tfsdk:"status"`
 	Timeouts  timeouts.Value `tfsdk:"timeouts"`
-}
-
-func (r *acmeAccountResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = acmeAccountTypeName
 }
 
 func (r *acmeAccountResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -108,19 +106,12 @@ func (r *acmeAccountResource) Schema(ctx context.Context, _ resource.SchemaReque
 	}
 }
 
-func (r *acmeAccountResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 // requireRoot fails clearly when the provider uses an API token.
 func requireRoot(pd *framework.ProviderData, diags *diag.Diagnostics, what string) bool {
-	if pd == nil || pd.Client == nil || pd.Client.IsRootTicket() {
+	if pd == nil {
 		return true
 	}
-	diags.AddError(what+" needs root@pam",
-		fmt.Sprintf("PVE allows only root@pam itself to manage ACME accounts and refuses every API token (the provider authenticates as %q). "+
-			"Configure the provider with username = \"root@pam\" and its password (for example in a second, aliased provider block used only for this resource).", pd.Client.AuthUser()))
-	return false
+	return framework.RequireRootTicket(pd.Client, diags, what)
 }
 
 // ModifyPlan reports a token at plan time rather than at apply.
@@ -128,11 +119,11 @@ func (r *acmeAccountResource) ModifyPlan(_ context.Context, req resource.ModifyP
 	if req.Plan.Raw.IsNull() && req.State.Raw.IsNull() {
 		return
 	}
-	requireRoot(r.pd, &resp.Diagnostics, acmeAccountTypeName)
+	requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName)
 }
 
 func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) || !requireRoot(r.pd, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
 		return
 	}
 	var plan acmeAccountModel
@@ -150,7 +141,7 @@ func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.pd.Client
+	c := r.PD.Client
 	if plan.TOSURL.IsNull() {
 		// A clear error before the CA refuses with its own words.
 		if tos, err := c.ACMETermsOfService(ctx, dir); err == nil && tos != "" {
@@ -177,7 +168,7 @@ func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateReq
 // readInto fills the computed values and the contact from PVE.
 func (r *acmeAccountResource) readInto(ctx context.Context, m *acmeAccountModel, diags *diag.Diagnostics) bool {
 	name := m.Name.ValueString()
-	a, err := r.pd.Client.ACMEAccount(ctx, name)
+	a, err := r.PD.Client.ACMEAccount(ctx, name)
 	if err != nil {
 		if !pve.IsNotFound(err) {
 			framework.AddUnable(diags, "Read", "ACME account", name, err)
@@ -202,7 +193,7 @@ func (r *acmeAccountResource) readInto(ctx context.Context, m *acmeAccountModel,
 }
 
 func (r *acmeAccountResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) || !requireRoot(r.pd, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
 		return
 	}
 	var st acmeAccountModel
@@ -221,7 +212,7 @@ func (r *acmeAccountResource) Read(ctx context.Context, req resource.ReadRequest
 }
 
 func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) || !requireRoot(r.pd, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
 		return
 	}
 	var plan acmeAccountModel
@@ -239,9 +230,9 @@ func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	upid, err := r.pd.Client.UpdateACMEAccount(ctx, name, contact)
+	upid, err := r.PD.Client.UpdateACMEAccount(ctx, name, contact)
 	if err == nil {
-		_, err = r.pd.Client.WaitTask(ctx, upid)
+		_, err = r.PD.Client.WaitTask(ctx, upid)
 	}
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "ACME account", name, err)
@@ -255,7 +246,7 @@ func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *acmeAccountResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) || !requireRoot(r.pd, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
 		return
 	}
 	var st acmeAccountModel
@@ -268,9 +259,9 @@ func (r *acmeAccountResource) Delete(ctx context.Context, req resource.DeleteReq
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	name := st.Name.ValueString()
-	upid, err := r.pd.Client.DeactivateACMEAccount(ctx, name)
+	upid, err := r.PD.Client.DeactivateACMEAccount(ctx, name)
 	if err == nil {
-		_, err = r.pd.Client.WaitTask(ctx, upid)
+		_, err = r.PD.Client.WaitTask(ctx, upid)
 	}
 	if err != nil && !errors.Is(err, pve.ErrNotFound) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "ACME account", name, err)

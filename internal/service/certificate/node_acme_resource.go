@@ -43,9 +43,11 @@ var (
 )
 
 // NewNodeACMEResource is the constructor the provider registers.
-func NewNodeACMEResource() resource.Resource { return &nodeACMEResource{} }
+func NewNodeACMEResource() resource.Resource {
+	return &nodeACMEResource{framework.ResourceBase{TypeName: nodeACMETypeName}}
+}
 
-type nodeACMEResource struct{ pd *framework.ProviderData }
+type nodeACMEResource struct{ framework.ResourceBase }
 
 type nodeACMEModel struct {
 	ID           types.String   `tfsdk:"id"`
@@ -67,10 +69,6 @@ type acmeDomainModel struct {
 }
 
 var acmeDomainAttrTypes = map[string]attr.Type{"domain": types.StringType, "plugin": types.StringType, "alias": types.StringType}
-
-func (r *nodeACMEResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = nodeACMETypeName
-}
 
 func (r *nodeACMEResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
@@ -135,10 +133,6 @@ func (r *nodeACMEResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
-}
-
-func (r *nodeACMEResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *nodeACMEResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -247,7 +241,7 @@ func (r *nodeACMEResource) writeConfig(ctx context.Context, c *pve.Client, m *no
 }
 
 func (r *nodeACMEResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan nodeACMEModel
@@ -260,7 +254,7 @@ func (r *nodeACMEResource) Create(ctx context.Context, req resource.CreateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := plan.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	if err == nil {
 		err = r.writeConfig(ctx, c, &plan)
 	}
@@ -284,7 +278,7 @@ func (r *nodeACMEResource) Create(ctx context.Context, req resource.CreateReques
 
 func (r *nodeACMEResource) finish(ctx context.Context, m *nodeACMEModel, st stateSetter, diags *diag.Diagnostics) {
 	m.ID = types.StringValue(m.Node.ValueString())
-	ci, err := customCertificate(ctx, r.pd, m.Node.ValueString())
+	ci, err := customCertificate(ctx, r.PD, m.Node.ValueString())
 	if err != nil {
 		framework.AddUnable(diags, "Read", "node certificate", m.Node.ValueString(), err)
 		return
@@ -304,7 +298,7 @@ func (m *nodeACMEModel) setCert(ci *pve.CertificateInfo) {
 }
 
 func (r *nodeACMEResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var st nodeACMEModel
@@ -313,7 +307,7 @@ func (r *nodeACMEResource) Read(ctx context.Context, req resource.ReadRequest, r
 		return
 	}
 	node := st.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	var nc *pve.NodeConfig
 	if err == nil {
 		nc, err = c.NodeConfig(ctx, node)
@@ -356,7 +350,7 @@ func (r *nodeACMEResource) Read(ctx context.Context, req resource.ReadRequest, r
 }
 
 func (r *nodeACMEResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan, state nodeACMEModel
@@ -370,7 +364,7 @@ func (r *nodeACMEResource) Update(ctx context.Context, req resource.UpdateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := plan.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "node ACME configuration", node, err)
 		return
@@ -403,7 +397,7 @@ func (r *nodeACMEResource) Update(ctx context.Context, req resource.UpdateReques
 }
 
 func (r *nodeACMEResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var st nodeACMEModel
@@ -416,12 +410,12 @@ func (r *nodeACMEResource) Delete(ctx context.Context, req resource.DeleteReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := st.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "node ACME configuration", node, err)
 		return
 	}
-	ci, err := customCertificate(ctx, r.pd, node)
+	ci, err := customCertificate(ctx, r.PD, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "node ACME certificate", node, err)
 		return

@@ -161,7 +161,7 @@ resource "pve_acme_account" "le" {
 }
 `),
 			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)pve_acme_account needs root@pam.*refuses\s+every\s+API\s+token`),
+			ExpectError: regexp.MustCompile(`(?s)pve_acme_account needs root@pam with a password.*refuses\s+every\s+API\s+token`),
 		}},
 	})
 }

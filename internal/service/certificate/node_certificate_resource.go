@@ -37,9 +37,11 @@ var (
 )
 
 // NewNodeCertificateResource is the constructor the provider registers.
-func NewNodeCertificateResource() resource.Resource { return &nodeCertificateResource{} }
+func NewNodeCertificateResource() resource.Resource {
+	return &nodeCertificateResource{framework.ResourceBase{TypeName: nodeCertificateTypeName}}
+}
 
-type nodeCertificateResource struct{ pd *framework.ProviderData }
+type nodeCertificateResource struct{ framework.ResourceBase }
 
 type nodeCertificateModel struct {
 	ID          types.String   `tfsdk:"id"`
@@ -53,10 +55,6 @@ type nodeCertificateModel struct {
 	Issuer      types.String   `tfsdk:"issuer"`
 	SAN         types.List     `tfsdk:"san"`
 	Timeouts    timeouts.Value `tfsdk:"timeouts"`
-}
-
-func (r *nodeCertificateResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = nodeCertificateTypeName
 }
 
 func (r *nodeCertificateResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -106,10 +104,6 @@ func (r *nodeCertificateResource) Schema(ctx context.Context, _ resource.SchemaR
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
-}
-
-func (r *nodeCertificateResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 // ValidateConfig checks the chain and key at plan time, naming the
@@ -217,11 +211,11 @@ type stateSetter interface {
 // force, so an existing custom or ACME certificate is never silently
 // replaced; PVE's refusal then explains, and import adopts it.
 func (r *nodeCertificateResource) upload(ctx context.Context, action string, plan *nodeCertificateModel, force bool, st stateSetter, diags *diag.Diagnostics) {
-	if !framework.RequireConfigured(r.pd, diags) {
+	if !framework.RequireConfigured(r.PD, diags) {
 		return
 	}
 	node := plan.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	if err != nil {
 		framework.AddUnable(diags, action, "node certificate", node, err)
 		return
@@ -255,7 +249,7 @@ func (m *nodeCertificateModel) fromInfo(ctx context.Context, ci *pve.Certificate
 }
 
 func (r *nodeCertificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var st nodeCertificateModel
@@ -264,7 +258,7 @@ func (r *nodeCertificateResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	node := st.Node.ValueString()
-	ci, err := customCertificate(ctx, r.pd, node)
+	ci, err := customCertificate(ctx, r.PD, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "node certificate", node, err)
 		return
@@ -304,7 +298,7 @@ func customCertificate(ctx context.Context, pd *framework.ProviderData, node str
 }
 
 func (r *nodeCertificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var st nodeCertificateModel
@@ -317,7 +311,7 @@ func (r *nodeCertificateResource) Delete(ctx context.Context, req resource.Delet
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := st.Node.ValueString()
-	c, err := r.pd.NodeClient(ctx, node)
+	c, err := r.PD.NodeClient(ctx, node)
 	if err == nil {
 		err = c.DeleteCustomCertificate(ctx, node, true)
 	}

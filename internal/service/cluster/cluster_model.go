@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
@@ -29,15 +28,6 @@ const maxLinks = 8
 const rootOnlyDetail = "PVE reserves creating and joining clusters for root@pam logged in with a password: " +
 	"it refuses API tokens for these calls, even root's own (403 \"Permission check failed (user != root@pam)\"). " +
 	"Set username = \"root@pam\" and password in the provider block (or PVE_USERNAME/PVE_PASSWORD) instead of api_token."
-
-func requireRootTicket(c *pve.Client, diags *diag.Diagnostics, what string) bool {
-	if c.IsRootTicket() {
-		return true
-	}
-	diags.AddError(what+" needs root@pam with a password",
-		fmt.Sprintf("The provider endpoint %s is used as %q. %s", c.Endpoint(), c.AuthUser(), rootOnlyDetail))
-	return false
-}
 
 // linkModel is one corosync link of pve_cluster.
 type linkModel struct {

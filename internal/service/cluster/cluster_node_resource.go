@@ -42,9 +42,11 @@ var (
 )
 
 // NewClusterNodeResource is the constructor the provider registers.
-func NewClusterNodeResource() resource.Resource { return &clusterNodeResource{} }
+func NewClusterNodeResource() resource.Resource {
+	return &clusterNodeResource{framework.ResourceBase{TypeName: clusterNodeTypeName}}
+}
 
-type clusterNodeResource struct{ pd *framework.ProviderData }
+type clusterNodeResource struct{ framework.ResourceBase }
 
 type clusterNodeModel struct {
 	ID          types.String   `tfsdk:"id"`
@@ -55,10 +57,6 @@ type clusterNodeModel struct {
 	Cluster     types.String   `tfsdk:"cluster"`
 	Fingerprint types.String   `tfsdk:"fingerprint"`
 	Timeouts    timeouts.Value `tfsdk:"timeouts"`
-}
-
-func (r *clusterNodeResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = clusterNodeTypeName
 }
 
 func (r *clusterNodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -130,16 +128,12 @@ func (r *clusterNodeResource) Schema(ctx context.Context, _ resource.SchemaReque
 	}
 }
 
-func (r *clusterNodeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *clusterNodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.pd == nil || r.pd.Client == nil {
+	if req.Plan.Raw.IsNull() || r.PD == nil || r.PD.Client == nil {
 		return
 	}
 	if req.State.Raw.IsNull() {
-		requireRootTicket(r.pd.Client, &resp.Diagnostics, "Joining a node to a cluster")
+		framework.RequireRootTicket(r.PD.Client, &resp.Diagnostics, "Joining a node to a cluster")
 		return
 	}
 	var plan, state clusterNodeModel
@@ -162,7 +156,7 @@ func (r *clusterNodeResource) ModifyPlan(ctx context.Context, req resource.Modif
 }
 
 func (r *clusterNodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan clusterNodeModel
@@ -171,7 +165,7 @@ func (r *clusterNodeResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 	node := plan.Node.ValueString()
-	if !requireRootTicket(r.pd.Client, &resp.Diagnostics, "Joining a node to a cluster") {
+	if !framework.RequireRootTicket(r.PD.Client, &resp.Diagnostics, "Joining a node to a cluster") {
 		return
 	}
 	timeout, diags := plan.Timeouts.Create(ctx, defaultClusterTimeout)
@@ -199,10 +193,10 @@ func (r *clusterNodeResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 
-	unlock := r.pd.NodeLocks.Lock(joinLockKey)
+	unlock := r.PD.NodeLocks.Lock(joinLockKey)
 	err := r.join(ctx, node, req2)
 	unlock()
-	r.pd.ClusterChanged()
+	r.PD.ClusterChanged()
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Join", "node", node+" to the cluster", err)
 		return
@@ -223,7 +217,7 @@ func (r *clusterNodeResource) Create(ctx context.Context, req resource.CreateReq
 // join runs the join: checks, the clusterjoin task on the joining node,
 // and waiting until the cluster lists the node online.
 func (r *clusterNodeResource) join(ctx context.Context, node string, jr pve.JoinClusterRequest) error {
-	main := r.pd.Client
+	main := r.PD.Client
 	st, err := main.ClusterStatus(ctx)
 	if err != nil {
 		return err
@@ -265,11 +259,11 @@ func (r *clusterNodeResource) join(ctx context.Context, node string, jr pve.Join
 	}
 	jr.Hostname, jr.Fingerprint, jr.Password = mi.PVEAddr, mi.PVEFingerprint, main.RootPassword()
 
-	if !r.pd.IsStandalone(node) {
+	if !r.PD.IsStandalone(node) {
 		return fmt.Errorf("node %s has no entry in the provider's standalone_nodes: a node that is not yet a member can only be reached through its own API "+
 			"(standalone_nodes = { %s = { endpoint = \"https://...:8006\", password = \"...\", tls_fingerprint = \"...\" } })", node, node)
 	}
-	jc, err := r.pd.NodeClient(ctx, node)
+	jc, err := r.PD.NodeClient(ctx, node)
 	if err != nil {
 		return err
 	}
@@ -304,13 +298,13 @@ func (r *clusterNodeResource) join(ctx context.Context, node string, jr pve.Join
 			return err
 		}
 	}
-	r.pd.ClusterChanged()
-	return waitMember(ctx, r.pd, node)
+	r.PD.ClusterChanged()
+	return waitMember(ctx, r.PD, node)
 }
 
 func (r *clusterNodeResource) waitViaCluster(ctx context.Context, upid string) error {
 	for {
-		_, err := r.pd.Client.WaitTask(ctx, upid)
+		_, err := r.PD.Client.WaitTask(ctx, upid)
 		if err == nil {
 			return nil
 		}
@@ -325,7 +319,7 @@ func (r *clusterNodeResource) waitViaCluster(ctx context.Context, upid string) e
 }
 
 func (r *clusterNodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior clusterNodeModel
@@ -353,7 +347,7 @@ func (r *clusterNodeResource) Read(ctx context.Context, req resource.ReadRequest
 
 func (r *clusterNodeResource) read(ctx context.Context, node string) (*clusterNodeModel, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	c := r.pd.Client
+	c := r.PD.Client
 	st, err := c.ClusterStatus(ctx)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster node", node, err)
@@ -418,7 +412,7 @@ func (r *clusterNodeResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior clusterNodeModel
@@ -431,8 +425,8 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := r.pd.Client
-	if !requireRootTicket(c, &resp.Diagnostics, "Removing a node from a cluster") {
+	c := r.PD.Client
+	if !framework.RequireRootTicket(c, &resp.Diagnostics, "Removing a node from a cluster") {
 		return
 	}
 	st, err := c.ClusterStatus(ctx)
@@ -493,7 +487,7 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 		framework.AddUnable(&resp.Diagnostics, "Remove", "cluster node", node, err)
 		return
 	}
-	r.pd.ClusterChanged()
+	r.PD.ClusterChanged()
 }
 
 // guestsOn lists the VMs and containers the cluster places on node.

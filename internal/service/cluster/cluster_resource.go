@@ -39,9 +39,11 @@ var (
 )
 
 // NewClusterResource is the constructor the provider registers.
-func NewClusterResource() resource.Resource { return &clusterResource{} }
+func NewClusterResource() resource.Resource {
+	return &clusterResource{framework.ResourceBase{TypeName: clusterTypeName}}
+}
 
-type clusterResource struct{ pd *framework.ProviderData }
+type clusterResource struct{ framework.ResourceBase }
 
 type clusterModel struct {
 	ID          types.String   `tfsdk:"id"`
@@ -53,10 +55,6 @@ type clusterModel struct {
 	Fingerprint types.String   `tfsdk:"fingerprint"`
 	Nodes       types.List     `tfsdk:"nodes"`
 	Timeouts    timeouts.Value `tfsdk:"timeouts"`
-}
-
-func (r *clusterResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = clusterTypeName
 }
 
 func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -138,18 +136,14 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	}
 }
 
-func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 // ModifyPlan refuses at plan time what would fail at apply: token auth for
 // a new cluster, and changes PVE's API cannot make.
 func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.pd == nil || r.pd.Client == nil {
+	if req.Plan.Raw.IsNull() || r.PD == nil || r.PD.Client == nil {
 		return
 	}
 	if req.State.Raw.IsNull() {
-		requireRootTicket(r.pd.Client, &resp.Diagnostics, "Creating a cluster")
+		framework.RequireRootTicket(r.PD.Client, &resp.Diagnostics, "Creating a cluster")
 		return
 	}
 	var plan, state clusterModel
@@ -173,7 +167,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 }
 
 func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan clusterModel
@@ -182,7 +176,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	name := plan.Name.ValueString()
-	if !requireRootTicket(r.pd.Client, &resp.Diagnostics, "Creating a cluster") {
+	if !framework.RequireRootTicket(r.PD.Client, &resp.Diagnostics, "Creating a cluster") {
 		return
 	}
 	timeout, diags := plan.Timeouts.Create(ctx, defaultClusterTimeout)
@@ -190,7 +184,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	c := r.pd.Client
+	c := r.PD.Client
 	st, err := c.ClusterStatus(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "cluster", name, err)
@@ -233,7 +227,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	if err == nil {
 		_, err = c.WaitTask(ctx, upid)
 	}
-	r.pd.ClusterChanged()
+	r.PD.ClusterChanged()
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "cluster", name, err)
 		return
@@ -252,7 +246,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 }
 
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior clusterModel
@@ -282,7 +276,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 // node ("" after import: the endpoint's node).
 func (r *clusterResource) read(ctx context.Context, name, node string, _ types.List) (*clusterModel, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	c := r.pd.Client
+	c := r.PD.Client
 	st, err := c.ClusterStatus(ctx)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster", name, err)

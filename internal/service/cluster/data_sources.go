@@ -12,21 +12,23 @@ import (
 )
 
 // NewNodesDataSource is pve_nodes.
-func NewNodesDataSource() datasource.DataSource { return &nodesDataSource{} }
+func NewNodesDataSource() datasource.DataSource {
+	return &nodesDataSource{framework.DataSourceBase{TypeName: "pve_nodes"}}
+}
 
 // NewClusterStatusDataSource is pve_cluster_status.
-func NewClusterStatusDataSource() datasource.DataSource { return &clusterStatusDataSource{} }
+func NewClusterStatusDataSource() datasource.DataSource {
+	return &clusterStatusDataSource{framework.DataSourceBase{TypeName: "pve_cluster_status"}}
+}
 
 // NewClusterJoinInfoDataSource is pve_cluster_join_info.
-func NewClusterJoinInfoDataSource() datasource.DataSource { return &joinInfoDataSource{} }
+func NewClusterJoinInfoDataSource() datasource.DataSource {
+	return &joinInfoDataSource{framework.DataSourceBase{TypeName: "pve_cluster_join_info"}}
+}
 
 // NewVersionDataSource is pve_version.
-func NewVersionDataSource() datasource.DataSource { return &versionDataSource{} }
-
-type base struct{ pd *framework.ProviderData }
-
-func (b *base) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	b.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
+func NewVersionDataSource() datasource.DataSource {
+	return &versionDataSource{framework.DataSourceBase{TypeName: "pve_version"}}
 }
 
 // linkMap turns link numbers into the string keys of a map attribute.
@@ -40,7 +42,7 @@ func linkMap(m map[int]string) map[string]string {
 
 // ---- pve_nodes ----
 
-type nodesDataSource struct{ base }
+type nodesDataSource struct{ framework.DataSourceBase }
 
 type nodesModel struct {
 	Nodes []nodeEntry `tfsdk:"nodes"`
@@ -50,10 +52,6 @@ type nodeEntry struct {
 	Name        types.String `tfsdk:"name"`
 	Status      types.String `tfsdk:"status"`
 	Fingerprint types.String `tfsdk:"fingerprint"`
-}
-
-func (d *nodesDataSource) Metadata(_ context.Context, _ datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = "pve_nodes"
 }
 
 func (d *nodesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -73,10 +71,10 @@ func (d *nodesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 }
 
 func (d *nodesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
 		return
 	}
-	nodes, err := d.pd.Client.Nodes(ctx)
+	nodes, err := d.PD.Client.Nodes(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "nodes", "", err)
 		return
@@ -90,7 +88,7 @@ func (d *nodesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, re
 
 // ---- pve_cluster_status ----
 
-type clusterStatusDataSource struct{ base }
+type clusterStatusDataSource struct{ framework.DataSourceBase }
 
 type clusterStatusModel struct {
 	Name      types.String  `tfsdk:"name"`
@@ -108,10 +106,6 @@ type statusEntry struct {
 	Local  types.Bool   `tfsdk:"local"`
 	Votes  types.Int64  `tfsdk:"quorum_votes"`
 	Links  types.Map    `tfsdk:"links"`
-}
-
-func (d *clusterStatusDataSource) Metadata(_ context.Context, _ datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = "pve_cluster_status"
 }
 
 func (d *clusterStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -140,10 +134,10 @@ func (d *clusterStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 }
 
 func (d *clusterStatusDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
 		return
 	}
-	c := d.pd.Client
+	c := d.PD.Client
 	st, err := c.ClusterStatus(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "cluster status", "", err)
@@ -178,7 +172,7 @@ func (d *clusterStatusDataSource) Read(ctx context.Context, _ datasource.ReadReq
 
 // ---- pve_cluster_join_info ----
 
-type joinInfoDataSource struct{ base }
+type joinInfoDataSource struct{ framework.DataSourceBase }
 
 type joinInfoModel struct {
 	Node          types.String    `tfsdk:"node"`
@@ -194,10 +188,6 @@ type joinNodeEntry struct {
 	Address     types.String `tfsdk:"address"`
 	Fingerprint types.String `tfsdk:"fingerprint"`
 	Links       types.Map    `tfsdk:"links"`
-}
-
-func (d *joinInfoDataSource) Metadata(_ context.Context, _ datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = "pve_cluster_join_info"
 }
 
 func (d *joinInfoDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -224,7 +214,7 @@ func (d *joinInfoDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 }
 
 func (d *joinInfoDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
 		return
 	}
 	var m joinInfoModel
@@ -232,7 +222,7 @@ func (d *joinInfoDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ji, err := d.pd.Client.ClusterJoinInfo(ctx, m.Node.ValueString())
+	ji, err := d.PD.Client.ClusterJoinInfo(ctx, m.Node.ValueString())
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "cluster join information", m.Node.ValueString(), err)
 		return
@@ -252,16 +242,12 @@ func (d *joinInfoDataSource) Read(ctx context.Context, req datasource.ReadReques
 
 // ---- pve_version ----
 
-type versionDataSource struct{ base }
+type versionDataSource struct{ framework.DataSourceBase }
 
 type versionModel struct {
 	Version types.String `tfsdk:"version"`
 	Release types.String `tfsdk:"release"`
 	RepoID  types.String `tfsdk:"repoid"`
-}
-
-func (d *versionDataSource) Metadata(_ context.Context, _ datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = "pve_version"
 }
 
 func (d *versionDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -276,10 +262,10 @@ func (d *versionDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 }
 
 func (d *versionDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
 		return
 	}
-	v, err := d.pd.Client.Version(ctx)
+	v, err := d.PD.Client.Version(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "version", "", err)
 		return

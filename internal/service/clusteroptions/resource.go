@@ -39,9 +39,11 @@ var (
 )
 
 // NewResource is the constructor the provider registers.
-func NewResource() resource.Resource { return &optionsResource{} }
+func NewResource() resource.Resource {
+	return &optionsResource{framework.ResourceBase{TypeName: typeName}}
+}
 
-type optionsResource struct{ pd *framework.ProviderData }
+type optionsResource struct{ framework.ResourceBase }
 
 var (
 	macPrefixRE = regexp.MustCompile(`^(?i:[a-f0-9][02468ace](?::[a-f0-9]{2}){0,2}(?::[a-f0-9]?)?)$`)
@@ -58,10 +60,6 @@ var (
 )
 
 func codeList(vals []string) string { return "`" + strings.Join(vals, "`, `") + "`" }
-
-func (r *optionsResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = typeName
-}
 
 func (r *optionsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	limit := func(what string) schema.Float64Attribute {
@@ -195,10 +193,6 @@ func (r *optionsResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 }
 
-func (r *optionsResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *optionsResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m optionsModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -262,7 +256,7 @@ type stateTarget interface {
 // write sets what the plan has and deletes every managed option it leaves
 // out, in one PUT, then stores what PVE reports.
 func (r *optionsResource) write(ctx context.Context, action string, plan *optionsModel, st stateTarget, diags *diagList) {
-	if diags.HasError() || !framework.RequireConfigured(r.pd, diags) {
+	if diags.HasError() || !framework.RequireConfigured(r.PD, diags) {
 		return
 	}
 	set, del, d := plan.request(ctx)
@@ -270,11 +264,11 @@ func (r *optionsResource) write(ctx context.Context, action string, plan *option
 	if diags.HasError() {
 		return
 	}
-	if err := r.pd.Client.UpdateClusterOptions(ctx, set, del); err != nil {
+	if err := r.PD.Client.UpdateClusterOptions(ctx, set, del); err != nil {
 		framework.AddUnable(diags, action, "cluster options", "", err)
 		return
 	}
-	o, err := r.pd.Client.ClusterOptions(ctx)
+	o, err := r.PD.Client.ClusterOptions(ctx)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "cluster options", "", err)
 		return
@@ -288,7 +282,7 @@ func (r *optionsResource) write(ctx context.Context, action string, plan *option
 }
 
 func (r *optionsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior optionsModel
@@ -296,7 +290,7 @@ func (r *optionsResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	o, err := r.pd.Client.ClusterOptions(ctx)
+	o, err := r.PD.Client.ClusterOptions(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "cluster options", "", err)
 		return
@@ -312,10 +306,10 @@ func (r *optionsResource) Read(ctx context.Context, req resource.ReadRequest, re
 // Delete removes every option the resource manages, so PVE's defaults
 // apply again.
 func (r *optionsResource) Delete(ctx context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	if err := r.pd.Client.UpdateClusterOptions(ctx, nil, managedKeys); err != nil {
+	if err := r.PD.Client.UpdateClusterOptions(ctx, nil, managedKeys); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "cluster options", "", err)
 	}
 }

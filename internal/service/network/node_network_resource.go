@@ -43,13 +43,11 @@ var (
 )
 
 // NewNodeNetworkResource is the constructor the provider registers.
-func NewNodeNetworkResource() resource.Resource { return &nodeNetworkResource{} }
-
-type nodeNetworkResource struct{ pd *framework.ProviderData }
-
-func (r *nodeNetworkResource) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = nodeNetworkTypeName
+func NewNodeNetworkResource() resource.Resource {
+	return &nodeNetworkResource{framework.ResourceBase{TypeName: nodeNetworkTypeName}}
 }
+
+type nodeNetworkResource struct{ framework.ResourceBase }
 
 func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	onlyFor := func(t string) string { return " Only for `type = \"" + t + "\"`." }
@@ -195,12 +193,8 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 	}
 }
 
-func (r *nodeNetworkResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan nodeNetworkModel
@@ -218,7 +212,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if plan.Type.ValueString() == typeEth {
 			// A physical NIC is always listed; "creating" it configures it.
 			existing := findInterface(current, iface)
@@ -236,7 +230,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior nodeNetworkModel
@@ -262,7 +256,7 @@ func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest
 }
 
 func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan, prior nodeNetworkModel
@@ -281,7 +275,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
@@ -291,7 +285,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var prior nodeNetworkModel
@@ -305,7 +299,7 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	defer cancel()
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
-	warnings, err := applyNetworkChange(ctx, r.pd, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return errNothingToDo
 		}
@@ -334,7 +328,7 @@ func (r *nodeNetworkResource) ImportState(ctx context.Context, req resource.Impo
 // cache of the node's interface list (one GET per node, not per interface).
 func (r *nodeNetworkResource) read(ctx context.Context, node, iface string) (*nodeNetworkModel, bool, diagList) {
 	var diags diagList
-	list, err := listNetwork(ctx, r.pd, node)
+	list, err := listNetwork(ctx, r.PD, node)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "network interface", networkID(node, iface), err)
 		return nil, false, diags

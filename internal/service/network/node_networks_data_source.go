@@ -18,9 +18,11 @@ var (
 )
 
 // NewNodeNetworksDataSource is the constructor the provider registers.
-func NewNodeNetworksDataSource() datasource.DataSource { return &nodeNetworksDataSource{} }
+func NewNodeNetworksDataSource() datasource.DataSource {
+	return &nodeNetworksDataSource{framework.DataSourceBase{TypeName: "pve_node_networks"}}
+}
 
-type nodeNetworksDataSource struct{ pd *framework.ProviderData }
+type nodeNetworksDataSource struct{ framework.DataSourceBase }
 
 type nodeNetworksModel struct {
 	Node           types.String       `tfsdk:"node"`
@@ -48,10 +50,6 @@ type networkItemModel struct {
 	BondMode        types.String `tfsdk:"bond_mode"`
 	VLANID          types.Int64  `tfsdk:"vlan_id"`
 	VLANRawDevice   types.String `tfsdk:"vlan_raw_device"`
-}
-
-func (d *nodeNetworksDataSource) Metadata(_ context.Context, _ datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = "pve_node_networks"
 }
 
 func (d *nodeNetworksDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -93,12 +91,8 @@ func (d *nodeNetworksDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 	}
 }
 
-func (d *nodeNetworksDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.pd = framework.ProviderDataFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *nodeNetworksDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.pd, &resp.Diagnostics) {
+	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
 		return
 	}
 	var cfg nodeNetworksModel
@@ -107,7 +101,7 @@ func (d *nodeNetworksDataSource) Read(ctx context.Context, req datasource.ReadRe
 		return
 	}
 	node := cfg.Node.ValueString()
-	list, err := listNetwork(ctx, d.pd, node)
+	list, err := listNetwork(ctx, d.PD, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "network interfaces of node", node, err)
 		return
