@@ -101,7 +101,8 @@ func clusterResources(c *call) (any, *apiError) {
 		if aerr != nil {
 			return nil, aerr
 		}
-		for _, n := range nodes.([]map[string]any) {
+		rows, _ := nodes.([]map[string]any)
+		for _, n := range rows {
 			delete(n, "ssl_fingerprint")
 			n["cgroup-mode"] = 2
 			out = append(out, n)

@@ -51,7 +51,7 @@ func TestAccACMEPlugin_lifecycle(t *testing.T) {
 		CheckDestroy: func(*terraform.State) error {
 			_, err := e.Client.ACMEPlugin(context.Background(), "lab-dns")
 			if !errors.Is(err, pve.ErrNotFound) {
-				return fmt.Errorf("plugin after destroy: %v", err)
+				return fmt.Errorf("plugin after destroy: %w", err)
 			}
 			return nil
 		},
