@@ -37,6 +37,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cluster := fs.String("cluster", "", "start the nodes clustered under this name")
 	taskDur := fs.Duration("task-duration", time.Second, "how long tasks stay running")
 	authDelay := fs.Duration("auth-delay", 3*time.Second, "delay of every 401 answer (PVE: 3s)")
+	sshListen := fs.String("ssh-listen", "", "host:port of the first node's sshd; further nodes use the following ports (default: -listen's host, free ports)")
 	release := fs.String("pve-release", pvesim.DefaultRelease, "PVE release to simulate: "+strings.Join(pvesim.Releases(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -57,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sim, err := pvesim.Start(pvesim.Options{
 		Nodes: names, ClusterName: *cluster, Listen: *listen, StatePath: *state,
 		RequestLogPath: *reqLog, TaskDuration: td, AuthFailureDelay: *authDelay, PVERelease: *release,
+		SSHListen: *sshListen,
 	})
 	if err != nil {
 		return err

@@ -63,6 +63,10 @@ func TestRunPrintsOneJSONLineAndStops(t *testing.T) {
 	if len(info.Nodes) != 2 || info.Nodes[1].Name != "b1" || info.APIToken == "" {
 		t.Fatalf("info %+v", info)
 	}
+	// Each node's sshd: endpoint and host key, plus the lab's client key.
+	if info.SSHClientKey == "" || info.Nodes[1].SSHEndpoint == "" || !strings.HasPrefix(info.Nodes[1].SSHHostKey, "ssh-ed25519 ") {
+		t.Fatalf("no SSH details in %+v", info.Nodes[1])
+	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(info.CACertPEM))
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}

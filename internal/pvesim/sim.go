@@ -40,6 +40,12 @@ type Options struct {
 	// real second (default 60); <0 freezes the Ceph clock so that only
 	// Sim.CephAdvance moves it.
 	CephTimeScale float64
+	// SSHListen is host:port of the first node's sshd; further nodes use
+	// the following ports, port 0 picks free ports. Default: Listen's
+	// host with free ports.
+	SSHListen string
+	// NoSSH starts no SSH listeners.
+	NoSSH bool
 }
 
 // NodeInfo describes one node's listener and credentials.
@@ -50,6 +56,12 @@ type NodeInfo struct {
 	RootPassword   string `json:"root_password"`
 	TLSFingerprint string `json:"tls_fingerprint"`
 	CACertPEM      string `json:"ca_cert"`
+	// SSHEndpoint is the node's sshd (host:port); SSHHostKey its host key
+	// as a known_hosts/authorized_keys key ("ssh-ed25519 AAAA..."),
+	// SSHHostKeyFingerprint as ssh-keygen -l prints it (SHA256:...).
+	SSHEndpoint           string `json:"ssh_endpoint,omitempty"`
+	SSHHostKey            string `json:"ssh_host_key,omitempty"`
+	SSHHostKeyFingerprint string `json:"ssh_host_key_fingerprint,omitempty"`
 }
 
 // Info is what a client needs; top-level values are the first node's.
@@ -60,6 +72,9 @@ type Info struct {
 	TLSFingerprint string     `json:"tls_fingerprint"`
 	CACertPEM      string     `json:"ca_cert"`
 	Nodes          []NodeInfo `json:"nodes"`
+	// SSHClientKey is the private key (OpenSSH PEM) every node authorizes
+	// for root; empty with Options.NoSSH.
+	SSHClientKey string `json:"ssh_client_key,omitempty"`
 }
 
 // DefaultNodes are the reference lab's nodes.
@@ -103,6 +118,9 @@ type Sim struct {
 	joining map[string]string
 	offline map[string]bool
 	certs   map[string]*cachedCert
+
+	// sshd is the nodes' SSH servers (ssh.go); nil with Options.NoSSH.
+	sshd *sshSide
 }
 
 type cachedCert struct {
@@ -229,6 +247,16 @@ func Start(opts Options) (*Sim, error) {
 		s.listeners = append(s.listeners, nl)
 		go func() { _ = nl.srv.ServeTLS(ln, "", "") }()
 	}
+	if !opts.NoSSH {
+		sshListen := opts.SSHListen
+		if sshListen == "" {
+			sshListen = net.JoinHostPort(host, "0")
+		}
+		if err := s.startSSH(sshListen); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -250,6 +278,7 @@ func (s *Sim) Close() error {
 			}
 			cancel()
 		}
+		s.closeSSH()
 		s.wg.Wait()
 		s.mu.Lock()
 		s.saveLocked()
@@ -266,14 +295,19 @@ func (s *Sim) Info() Info {
 	for _, nl := range s.listeners {
 		ns := s.st.Nodes[nl.node]
 		d := s.st.Domains[ns.Domain]
-		info.Nodes = append(info.Nodes, NodeInfo{
+		ni := NodeInfo{
 			Name:           nl.node,
 			Endpoint:       nl.endpoint,
 			APIToken:       tokenID + "=" + d.TokenSecret,
 			RootPassword:   d.RootPassword,
 			TLSFingerprint: ns.servedFingerprint(),
 			CACertPEM:      d.CACertPEM,
-		})
+		}
+		s.sshInfo(nl.node, &ni)
+		info.Nodes = append(info.Nodes, ni)
+	}
+	if s.sshd != nil {
+		info.SSHClientKey = s.st.SSHClientKey
 	}
 	if len(info.Nodes) > 0 {
 		n := info.Nodes[0]

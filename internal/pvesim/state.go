@@ -19,6 +19,9 @@ type simState struct {
 	Nodes       map[string]*nodeState  `json:"nodes"`
 	Domains     map[string]*authDomain `json:"domains"`
 	NextPID     uint32                 `json:"next_pid"`
+	// SSHClientKey is the lab's SSH key (PEM) every node authorizes for
+	// root (ssh.go).
+	SSHClientKey string `json:"ssh_client_key,omitempty"`
 }
 
 // authDomain is one trust domain: the whole cluster, or one standalone node.
@@ -40,6 +43,8 @@ type authDomain struct {
 	// Ceph is /etc/pve/ceph.conf and the Ceph cluster (ceph.go); nil until
 	// pveceph init.
 	Ceph *cephState `json:"ceph,omitempty"`
+	// PVEFiles are other files under /etc/pve written over SSH (ssh_files.go).
+	PVEFiles map[string]*simFile `json:"pve_files,omitempty"`
 }
 
 type nodeState struct {
@@ -61,6 +66,10 @@ type nodeState struct {
 	APT *aptSources `json:"apt,omitempty"`
 	// Disks are the node's block devices (disks.go); nil = the lab's default.
 	Disks []*simDisk `json:"disks,omitempty"`
+	// SSHHostKey is the node's ed25519 host key (PEM); Exec is what SSH
+	// commands see and change (ssh.go, ssh_state.go).
+	SSHHostKey string         `json:"ssh_host_key,omitempty"`
+	Exec       *nodeExecState `json:"exec,omitempty"`
 }
 
 func loadState(path string) (*simState, error) {
