@@ -32,7 +32,7 @@ func (e *HostKeyChangedError) Error() string {
 		"(ssh-keygen -lf /etc/ssh/ssh_host_%s_key.pub); only if it matches, remove the old entry (ssh-keygen -R %s -f %s) "+
 		"and connect again.",
 		e.Node, e.Address, e.File, e.Line, strings.Join(e.Known, ", "), e.Presented, e.KeyType,
-		keyFileSuffix(e.KeyType), quoteArg(e.Address), quoteArg(e.File))
+		keyFileSuffix(e.KeyType), quoteArg(knownhosts.Normalize(e.Address)), quoteArg(e.File))
 }
 
 // HostKeyUnknownError is a node whose host key the known_hosts file does
