@@ -29,6 +29,13 @@ type Env struct {
 	endpoint, token, fingerprint, rootPassword string
 	// providerBlock replaces the default provider block (NewStandalone).
 	providerBlock string
+	// ssh is the provider's ssh block against the simulator's sshds
+	// (ssh.go); "" against a real cluster, where PVE_SSH_* apply.
+	ssh     string
+	sshInfo pvesim.Info
+	// KnownHosts is the known_hosts file with the simulated nodes' host
+	// keys that the provider's ssh block verifies against.
+	KnownHosts string
 }
 
 // Live reports whether the test runs against a real cluster.
@@ -69,6 +76,7 @@ func NewWithOptions(t *testing.T, opts pvesim.Options) *Env {
 	for _, n := range info.Nodes {
 		e.Nodes = append(e.Nodes, n.Name)
 	}
+	e.setupSSH(t, info)
 	e.Client = mustClient(t, pve.Config{Endpoint: e.endpoint, APIToken: e.token, TLSFingerprint: e.fingerprint})
 	return e
 }
@@ -81,8 +89,8 @@ func (e *Env) RootProviderConfig() string {
 	if e.Sim == nil {
 		return "provider \"pve\" {}\n"
 	}
-	return fmt.Sprintf("provider \"pve\" {\n  endpoint        = %q\n  username        = \"root@pam\"\n  password        = %q\n  tls_fingerprint = %q\n}\n",
-		e.endpoint, e.rootPassword, e.fingerprint)
+	return fmt.Sprintf("provider \"pve\" {\n  endpoint        = %q\n  username        = \"root@pam\"\n  password        = %q\n  tls_fingerprint = %q\n%s}\n",
+		e.endpoint, e.rootPassword, e.fingerprint, e.ssh)
 }
 
 // RootClient is a client logged in as root@pam with a password (see
@@ -119,6 +127,7 @@ func NewStandalone(t *testing.T) *Env {
 	t.Cleanup(func() { _ = sim.Close() })
 	info := sim.Info()
 	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint, rootPassword: info.RootPassword}
+	e.setupSSH(t, info)
 	var b strings.Builder
 	fmt.Fprintf(&b, "provider \"pve\" {\n  endpoint        = %q\n  username        = \"root@pam\"\n  password        = %q\n  tls_fingerprint = %q\n  standalone_nodes = {\n",
 		info.Endpoint, info.RootPassword, info.TLSFingerprint)
@@ -130,7 +139,7 @@ func NewStandalone(t *testing.T) *Env {
 		fmt.Fprintf(&b, "    %s = {\n      endpoint        = %q\n      password        = %q\n      tls_fingerprint = %q\n    }\n",
 			n.Name, n.Endpoint, n.RootPassword, n.TLSFingerprint)
 	}
-	b.WriteString("  }\n}\n")
+	b.WriteString("  }\n" + e.ssh + "}\n")
 	e.providerBlock = b.String()
 	e.Client = mustClient(t, pve.Config{Endpoint: e.endpoint, APIToken: e.token, TLSFingerprint: e.fingerprint})
 	return e
@@ -139,7 +148,7 @@ func NewStandalone(t *testing.T) *Env {
 // TokenProviderConfig is a provider block that uses the first node's API
 // token instead of root@pam's password.
 func (e *Env) TokenProviderConfig() string {
-	return fmt.Sprintf("provider \"pve\" {\n  endpoint        = %q\n  api_token       = %q\n  tls_fingerprint = %q\n}\n", e.endpoint, e.token, e.fingerprint)
+	return fmt.Sprintf("provider \"pve\" {\n  endpoint        = %q\n  api_token       = %q\n  tls_fingerprint = %q\n%s}\n", e.endpoint, e.token, e.fingerprint, e.ssh)
 }
 
 func newLive(t *testing.T) *Env {
@@ -193,8 +202,8 @@ func (e *Env) ProviderConfig() string {
   endpoint        = %q
   api_token       = %q
   tls_fingerprint = %q
-}
-`, e.endpoint, e.token, e.fingerprint)
+%s}
+`, e.endpoint, e.token, e.fingerprint, e.ssh)
 }
 
 // Config joins the provider block and the given configuration parts.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
@@ -22,6 +23,11 @@ type ProviderData struct {
 	// Reads shares list reads between resources in one command, so that
 	// refreshing N interfaces of a node costs one GET, not N.
 	Reads *ReadCache
+	// NodeExec runs commands on nodes over SSH (the provider's ssh block);
+	// nil when SSH is not configured, with NodeExecUnavailable saying why.
+	// Resources check it with RequireNodeExec.
+	NodeExec            *nodeexec.Pool
+	NodeExecUnavailable string
 
 	// standalone holds clients for nodes that are not (yet) members of the
 	// endpoint's cluster, reached through their own API.

@@ -51,6 +51,7 @@ type providerModel struct {
 	RequestTimeout      types.Int64                    `tfsdk:"request_timeout"`
 	MaxParallelRequests types.Int64                    `tfsdk:"max_parallel_requests"`
 	StandaloneNodes     map[string]standaloneNodeModel `tfsdk:"standalone_nodes"`
+	SSH                 *sshModel                      `tfsdk:"ssh"`
 }
 
 // standaloneNodeModel is how to reach one node through its own API while it
@@ -148,6 +149,7 @@ func (p *pveProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Validators:          []validator.Int64{int64validator.Between(1, 64)},
 			},
 		},
+		Blocks: map[string]schema.Block{"ssh": sshBlock()},
 	}
 }
 
@@ -201,6 +203,10 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		return
 	}
 	pd := framework.NewProviderData(client, standalone)
+	pd.NodeExec, pd.NodeExecUnavailable = configureSSH(ctx, m.SSH, pd, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	resp.ResourceData = pd
 	resp.DataSourceData = pd
 }
