@@ -37,6 +37,16 @@ func RequireNodeExec(pd *ProviderData, diags *diag.Diagnostics, what string) boo
 	return false
 }
 
+// PlanRequireNodeExec is RequireNodeExec for ModifyPlan: it stays quiet
+// while the provider is not configured yet or its SSH settings are not
+// known until apply, so that the error comes at plan time when it can.
+func PlanRequireNodeExec(pd *ProviderData, diags *diag.Diagnostics, what string) {
+	if pd == nil || pd.Client == nil || pd.NodeExecDeferred {
+		return
+	}
+	RequireNodeExec(pd, diags, what)
+}
+
 // NodeIP returns the address PVE reports for node in GET /cluster/status
 // (its corosync/management address), read once per command through the
 // node's client: the endpoint for members, the node's own API for

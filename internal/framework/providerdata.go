@@ -28,6 +28,9 @@ type ProviderData struct {
 	// Resources check it with RequireNodeExec.
 	NodeExec            *nodeexec.Pool
 	NodeExecUnavailable string
+	// NodeExecDeferred is set when SSH settings are not known until apply:
+	// plans go ahead, applies report NodeExecUnavailable.
+	NodeExecDeferred bool
 
 	// standalone holds clients for nodes that are not (yet) members of the
 	// endpoint's cluster, reached through their own API.

@@ -29,6 +29,7 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/service/cluster"
 	"github.com/pvelab/terraform-provider-pve/internal/service/clusteroptions"
 	"github.com/pvelab/terraform-provider-pve/internal/service/network"
+	"github.com/pvelab/terraform-provider-pve/internal/service/node"
 )
 
 var _ provider.Provider = (*pveProvider)(nil)
@@ -203,7 +204,7 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		return
 	}
 	pd := framework.NewProviderData(client, standalone)
-	pd.NodeExec, pd.NodeExecUnavailable = configureSSH(ctx, m.SSH, pd, &resp.Diagnostics)
+	pd.NodeExec, pd.NodeExecUnavailable, pd.NodeExecDeferred = configureSSH(ctx, m.SSH, pd, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -318,6 +319,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		cluster.NewClusterNodeResource,
 		clusteroptions.NewResource,
 		apt.NewResource,
+		node.NewTunedProfileResource,
 	}
 }
 

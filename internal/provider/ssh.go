@@ -150,8 +150,8 @@ func sshUnknown(m *sshModel) string {
 
 // configureSSH builds the node command pool from the ssh block and the
 // PVE_SSH_* variables. Without either it returns nil and the reason
-// RequireNodeExec shows.
-func configureSSH(ctx context.Context, m *sshModel, pd *framework.ProviderData, d *diag.Diagnostics) (*nodeexec.Pool, string) {
+// RequireNodeExec shows; deferred is set when values are not known yet.
+func configureSSH(ctx context.Context, m *sshModel, pd *framework.ProviderData, d *diag.Diagnostics) (pool *nodeexec.Pool, reason string, deferred bool) {
 	configured := m != nil
 	for _, v := range sshEnvVars {
 		if os.Getenv(v) != "" {
@@ -159,13 +159,13 @@ func configureSSH(ctx context.Context, m *sshModel, pd *framework.ProviderData, 
 		}
 	}
 	if !configured {
-		return nil, "The provider has no ssh block and no PVE_SSH_* variables are set."
+		return nil, "The provider has no ssh block and no PVE_SSH_* variables are set.", false
 	}
 	if m == nil {
 		m = &sshModel{}
 	}
 	if attr := sshUnknown(m); attr != "" {
-		return nil, fmt.Sprintf("ssh.%s depends on a value that is not known until apply, so SSH is not configured during this plan.", attr)
+		return nil, fmt.Sprintf("ssh.%s depends on a value that is not known until apply, so SSH is not configured during this plan.", attr), true
 	}
 	sshErr := func(attr, summary, detail string) {
 		d.AddAttributeError(path.Root("ssh").AtName(attr), summary, detail)
@@ -234,15 +234,15 @@ func configureSSH(ctx context.Context, m *sshModel, pd *framework.ProviderData, 
 		}
 	}
 	if d.HasError() {
-		return nil, "The ssh configuration is invalid."
+		return nil, "The ssh configuration is invalid.", false
 	}
 	cfg.Resolve = nodeAddressResolver(pd, m.Nodes, int(port))
-	pool, err := nodeexec.New(cfg)
+	pool, err = nodeexec.New(cfg)
 	if err != nil {
 		d.AddAttributeError(path.Root("ssh"), "Invalid SSH configuration", err.Error()+".\n\n"+framework.SSHHowTo)
-		return nil, "The ssh configuration is invalid."
+		return nil, "The ssh configuration is invalid.", false
 	}
-	return pool, ""
+	return pool, "", false
 }
 
 // nodeAddressResolver reaches a node at its override from ssh.nodes, else

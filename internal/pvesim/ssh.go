@@ -51,10 +51,20 @@ type SSHFault struct {
 	// a client that gives up interrupts it.
 	Delay time.Duration
 	// Drop closes the whole SSH connection instead of running the command.
-	Drop  bool
-	Count int // 0 = unlimited, else fire N times
+	Drop bool
+	// Answer, when set, is printed and returned instead of running the
+	// command: a tool that claims success without effect (tuned-adm
+	// without its daemon) or fails in a way the simulator does not model.
+	Answer *SSHAnswer
+	Count  int // 0 = unlimited, else fire N times
 
 	re *regexp.Regexp
+}
+
+// SSHAnswer is the output and exit status of a faked command.
+type SSHAnswer struct {
+	Stdout, Stderr string
+	ExitCode       int
 }
 
 // sshSide is the simulator's SSH servers: one listener per node.
@@ -376,6 +386,12 @@ func (s *Sim) runSSHCommand(ctx context.Context, node, user, line string, ch ssh
 		case <-ctx.Done():
 			rec.Interrupted, rec.ExitCode = true, -1
 			return 0, false
+		}
+		if f.Answer != nil {
+			_, _ = io.WriteString(ch, f.Answer.Stdout)
+			_, _ = io.WriteString(ch.Stderr(), f.Answer.Stderr)
+			rec.ExitCode = f.Answer.ExitCode
+			return f.Answer.ExitCode, true
 		}
 	}
 	code := x.run(prog)
