@@ -1,11 +1,13 @@
 package nodeexec
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
@@ -34,7 +36,8 @@ func authMethods(cfg *Config) ([]ssh.AuthMethod, func(), error) {
 		if sock == "" {
 			return nil, nil, errors.New("the SSH agent is to be used, but SSH_AUTH_SOCK is not set: start an agent (eval $(ssh-agent); ssh-add) or give a private key or password")
 		}
-		conn, err := net.Dial("unix", sock)
+		d := net.Dialer{Timeout: 10 * time.Second}
+		conn, err := d.DialContext(context.Background(), "unix", sock)
 		if err != nil {
 			return nil, nil, fmt.Errorf("connect to the SSH agent at %s: %w", sock, err)
 		}
@@ -46,11 +49,10 @@ func authMethods(cfg *Config) ([]ssh.AuthMethod, func(), error) {
 		methods = append(methods, ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
 			out := append([]ssh.Signer(nil), signers...)
 			if agentSigners != nil {
-				more, err := agentSigners()
-				if err != nil {
-					return out, nil // the configured key may still work
+				// An agent that fails leaves the configured key to try.
+				if more, err := agentSigners(); err == nil {
+					out = append(out, more...)
 				}
-				out = append(out, more...)
 			}
 			return out, nil
 		}))

@@ -214,11 +214,11 @@ func (p *Pool) Run(ctx context.Context, node string, c *Command) (*Result, error
 	client, sess, err := p.session(ctx, node, nc)
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctxErr(), err)
+			err = fmt.Errorf("%w (%w)", ctxErr(), err)
 		}
 		return nil, fail(err)
 	}
-	defer sess.Close()
+	defer func() { _ = sess.Close() }()
 
 	stdout, stderr := &capBuffer{}, &capBuffer{}
 	sess.Stdout, sess.Stderr = stdout, stderr
@@ -238,12 +238,12 @@ func (p *Pool) Run(ctx context.Context, node string, c *Command) (*Result, error
 		_ = sess.Signal(ssh.SIGTERM)
 		_ = sess.Close()
 		select {
-		case <-done:
+		case runErr = <-done:
 		case <-time.After(closeGrace):
 			// The node does not answer: drop the connection, which ends
 			// the session for sure.
 			p.drop(nc, client)
-			<-done
+			runErr = <-done
 		}
 	}
 

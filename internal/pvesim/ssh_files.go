@@ -12,13 +12,17 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// File errors with the strerror texts coreutils print.
-var (
-	errNoEnt  = errors.New("No such file or directory")
-	errIsDir  = errors.New("Is a directory")
-	errAccess = errors.New("Permission denied")
-	errPerm   = errors.New("Operation not permitted")
-	errROFS   = errors.New("Read-only file system")
+// errno is a file error printed as the strerror text coreutils show.
+type errno string
+
+func (e errno) Error() string { return string(e) }
+
+const (
+	errNoEnt  errno = "No such file or directory"
+	errIsDir  errno = "Is a directory"
+	errAccess errno = "Permission denied"
+	errPerm   errno = "Operation not permitted"
+	errROFS   errno = "Read-only file system"
 )
 
 // fileHook makes a path a view of simulator state instead of a stored
@@ -268,9 +272,7 @@ func (x *sshExec) makeDirs(p string) error {
 		missing = append(missing, d)
 	}
 	st := x.s.execState(x.node)
-	for _, d := range missing {
-		st.Dirs = append(st.Dirs, d)
-	}
+	st.Dirs = append(st.Dirs, missing...)
 	sort.Strings(st.Dirs)
 	if len(missing) > 0 {
 		x.changed = true

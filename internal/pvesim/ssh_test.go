@@ -104,7 +104,7 @@ func (tg *sshTarget) run(line string, stdin []byte) (string, string, int) {
 	if err != nil {
 		tg.t.Fatalf("session: %v", err)
 	}
-	defer sess.Close()
+	defer func() { _ = sess.Close() }()
 	var out, errb bytes.Buffer
 	sess.Stdout, sess.Stderr = &out, &errb
 	if stdin != nil {
@@ -200,7 +200,7 @@ func TestSSHSystemctl(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "Failed to get unit file state for no-such-unit.service: No such file or directory") {
 		t.Errorf("is-enabled unknown: exit %d %q", code, errs)
 	}
-	_, errs = root.ok("systemctl enable --now systemd-journal-upload"), ""
+	root.ok("systemctl enable --now systemd-journal-upload")
 	if en, act, _ := s.UnitState("z2g4a", "systemd-journal-upload"); en != "enabled" || act != "active" {
 		t.Errorf("after enable --now: %s %s", en, act)
 	}
@@ -412,7 +412,7 @@ func TestSSHKeysPersistWithState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s2.Close()
+	defer func() { _ = s2.Close() }()
 	i2 := s2.Info()
 	if i1.SSHClientKey != i2.SSHClientKey || i1.Nodes[0].SSHHostKey != i2.Nodes[0].SSHHostKey {
 		t.Error("SSH keys changed across a restart")
