@@ -18,6 +18,45 @@ func init() {
 
 // --- systemctl ---
 
+// unitHook makes units a view of simulator state instead of entries of
+// the node's unit table: Ceph's ceph-osd@N, ceph-mon@, ceph-mgr@ and their
+// targets plug in here. get returns the unit's state (nil: no such
+// unit); set is called after a verb changed the copy get returned.
+type unitHook struct {
+	match func(unit string) bool
+	get   func(x *sshExec, unit string) *simUnit
+	set   func(x *sshExec, unit string, u *simUnit, verb string)
+}
+
+var sshUnitHooks []*unitHook
+
+func registerSSHUnits(h *unitHook) { sshUnitHooks = append(sshUnitHooks, h) }
+
+func (x *sshExec) unitHookFor(unit string) *unitHook {
+	for _, h := range sshUnitHooks {
+		if h.match(unit) {
+			return h
+		}
+	}
+	return nil
+}
+
+// unit returns unit's state: from its hook, else the node's table (a
+// pointer into it, so changes stick).
+func (x *sshExec) unit(unit string) *simUnit {
+	if h := x.unitHookFor(unit); h != nil {
+		return h.get(x, unit)
+	}
+	return x.s.execState(x.node).Units[unit]
+}
+
+// setUnit hands a changed unit to its hook; table units changed in place.
+func (x *sshExec) setUnit(unit string, u *simUnit, verb string) {
+	if h := x.unitHookFor(unit); h != nil {
+		h.set(x, unit, u, verb)
+	}
+}
+
 // unitEnabledOK are UnitFileStates for which is-enabled exits 0.
 var unitEnabledOK = []string{"enabled", "enabled-runtime", "static", "alias", "indirect", "generated"}
 
@@ -54,7 +93,6 @@ func sshSystemctl(x *sshExec) int {
 			units = append(units, unitName(a))
 		}
 	}
-	st := x.s.execState(x.node)
 	needUnits := func() bool {
 		if len(units) == 0 {
 			x.errf("Too few arguments.\n")
@@ -73,7 +111,7 @@ func sshSystemctl(x *sshExec) int {
 		}
 		for _, u := range units {
 			state := "inactive"
-			if un := st.Units[u]; un != nil {
+			if un := x.unit(u); un != nil {
 				state = un.Active
 			}
 			if !quiet {
@@ -90,7 +128,7 @@ func sshSystemctl(x *sshExec) int {
 		}
 		code := 1
 		for _, u := range units {
-			un := st.Units[u]
+			un := x.unit(u)
 			if un == nil {
 				x.errf("Failed to get unit file state for %s: No such file or directory\n", u)
 				continue
@@ -108,7 +146,7 @@ func sshSystemctl(x *sshExec) int {
 			return 1
 		}
 		for _, u := range units {
-			un := st.Units[u]
+			un := x.unit(u)
 			switch {
 			case !x.root:
 				x.errf("Failed to %s %s: Access denied\n", verb, u)
@@ -122,7 +160,7 @@ func sshSystemctl(x *sshExec) int {
 			}
 		}
 		for _, u := range units {
-			un := st.Units[u]
+			un := x.unit(u)
 			switch verb {
 			case "stop":
 				un.Active = "inactive"
@@ -131,6 +169,7 @@ func sshSystemctl(x *sshExec) int {
 			default:
 				un.Active = "active"
 			}
+			x.setUnit(u, un, verb)
 		}
 		x.changed = true
 		return 0
@@ -143,13 +182,13 @@ func sshSystemctl(x *sshExec) int {
 			return 4
 		}
 		for _, u := range units {
-			if st.Units[u] == nil {
+			if x.unit(u) == nil {
 				x.errf("Failed to %s unit: Unit file %s does not exist.\n", verb, u)
 				return 1
 			}
 		}
 		for _, u := range units {
-			un := st.Units[u]
+			un := x.unit(u)
 			target := "multi-user.target"
 			if strings.HasSuffix(u, ".timer") {
 				target = "timers.target"
@@ -180,6 +219,7 @@ func sshSystemctl(x *sshExec) int {
 					un.Active = "inactive"
 				}
 			}
+			x.setUnit(u, un, verb)
 		}
 		x.changed = true
 		return 0
@@ -200,7 +240,7 @@ func sshSystemctl(x *sshExec) int {
 			if i > 0 {
 				x.outf("\n")
 			}
-			un := st.Units[u]
+			un := x.unit(u)
 			for _, p := range props {
 				x.outf("%s=%s\n", p, unitProperty(u, un, p))
 			}

@@ -431,3 +431,37 @@ func TestSSHPoweredOffNodeRefuses(t *testing.T) {
 	s.PowerOn("z2g4c")
 	sshAs(t, info, "z2g4c", "root").ok("tuned-adm active")
 }
+
+// Units can be views of simulator state (as Ceph's daemons will be): a
+// hook answers for them and hears every change.
+func TestSSHUnitHooks(t *testing.T) {
+	var calls []string
+	active := map[string]string{"demo@1.service": "active"}
+	registerSSHUnits(&unitHook{
+		match: func(u string) bool { return strings.HasPrefix(u, "demo@") },
+		get: func(_ *sshExec, u string) *simUnit {
+			if a, ok := active[u]; ok {
+				return &simUnit{Enabled: "enabled", Active: a}
+			}
+			return nil
+		},
+		set: func(x *sshExec, u string, un *simUnit, verb string) {
+			calls = append(calls, x.node+" "+verb+" "+u)
+			active[u] = un.Active
+		},
+	})
+	defer func() { sshUnitHooks = sshUnitHooks[:len(sshUnitHooks)-1] }()
+	_, info := startSim(t, Options{ClusterName: "lab"})
+	root := sshAs(t, info, "z2g4b", "root")
+	root.ok("systemctl stop demo@1")
+	if out, _, code := root.run("systemctl is-active demo@1.service", nil); code != 3 || out != "inactive\n" {
+		t.Errorf("after stop: %d %q", code, out)
+	}
+	if _, errs, code := root.run("systemctl restart demo@2", nil); code != 5 || !strings.Contains(errs, "Unit demo@2.service not found.") {
+		t.Errorf("unknown hooked unit: %d %q", code, errs)
+	}
+	root.ok("systemctl restart demo@1")
+	if want := []string{"z2g4b stop demo@1.service", "z2g4b restart demo@1.service"}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("hook calls %q, want %q", calls, want)
+	}
+}
