@@ -558,8 +558,9 @@ type CephPool struct {
 	// both 0 when the pg_autoscaler module does not report them.
 	PGNumTarget, PGNumFinal int64
 	PGAutoscaleMode         string
-	CrushRule               string // name
-	Application             string // the first enabled application, sorted
+	CrushRule               string   // name
+	Application             string   // the first enabled application, sorted
+	Applications            []string // every enabled application, sorted
 	TargetSize              int64
 	TargetSizeRatio         float64
 	Stored                  int64 // logical bytes (status only)
@@ -600,7 +601,7 @@ func (c *Client) CephListPools(ctx context.Context, node string) ([]CephPool, er
 			apps = append(apps, a)
 		}
 		sort.Strings(apps)
-		p := CephPool{ID: int64(w.Pool), Name: string(w.PoolName), Size: int64(w.Size), MinSize: int64(w.MinSize),
+		p := CephPool{ID: int64(w.Pool), Name: string(w.PoolName), Size: int64(w.Size), MinSize: int64(w.MinSize), Applications: apps,
 			PGNum: int64(w.PGNum), PGNumMin: int64(w.PGNumMin), PGAutoscaleMode: string(w.Mode), CrushRule: string(w.CrushRuleName),
 			TargetSize: int64(w.TargetSize), TargetSizeRatio: float64(w.TargetSizeRatio), BytesUsed: int64(w.BytesUsed), PercentUsed: float64(w.PercentUsed),
 			PGNumTarget: int64(w.Autoscale.PGNumTarget), PGNumFinal: int64(w.PGNumFinal)}
@@ -658,7 +659,7 @@ func (c *Client) CephGetPool(ctx context.Context, node, name string) (*CephPool,
 		PGNumMin: int64(w.PGNumMin), PGNumTarget: int64(w.Autoscale.PGNumTarget), PGNumFinal: int64(w.Autoscale.PGNumFinal),
 		PGAutoscaleMode: string(w.Mode), CrushRule: string(w.CrushRule),
 		TargetSize: int64(w.TargetSize), TargetSizeRatio: float64(w.TargetSizeRatio),
-		Stored: int64(w.Stats.Stored), BytesUsed: int64(w.Stats.BytesUsed), PercentUsed: float64(w.Stats.PercentUsed)}
+		Stored: int64(w.Stats.Stored), BytesUsed: int64(w.Stats.BytesUsed), PercentUsed: float64(w.Stats.PercentUsed), Applications: apps}
 	if len(apps) > 0 {
 		out.Application = apps[0]
 	}

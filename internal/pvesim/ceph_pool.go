@@ -223,7 +223,7 @@ func (cs *cephState) autoscaleTarget(p *cephPool) (int, bool) {
 		for _, q := range cs.Pools {
 			total += q.TargetRatio
 		}
-		ratio = math.Max(ratio, p.TargetRatio/math.Max(total, 1))
+		ratio = math.Max(ratio, p.TargetRatio/total) // ratios are relative to each other
 	}
 	target := ratio * float64(osds*cephTargetPGPerOSD) / float64(p.Size)
 	floor := cephAutoscaleMinPGs
