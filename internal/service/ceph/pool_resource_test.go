@@ -341,7 +341,7 @@ func TestAccCephPool_deleteWithImages(t *testing.T) {
 			},
 			{
 				// Still there, still in the state, with its storage.
-				Config: cfg(false),
+				Config:           cfg(false),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: checkPool(e, node, "ceph", func(p *pve.CephPool) error {
 					if e.Sim.CephRBDStorages()["ceph"] != "ceph" {
