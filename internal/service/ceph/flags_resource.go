@@ -75,8 +75,9 @@ func (r *flagsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 	}
 	for _, f := range cephFlags {
 		attrs[f.attr] = schema.BoolAttribute{
-			Optional:            true,
-			MarkdownDescription: f.doc + fmt.Sprintf(" `true` sets `%s`, `false` clears it, unset leaves it alone.", f.name),
+			Optional: true,
+			MarkdownDescription: f.doc + fmt.Sprintf(" `true` sets `%s`, `false` clears it; unset, the resource does not manage it "+
+				"(removing it from the configuration after `true` clears it).", f.name),
 		}
 	}
 	resp.Schema = schema.Schema{
@@ -89,8 +90,8 @@ func (r *flagsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"unusable for hours on slow disks. `nobackfill = true` (with `norebalance = true`) pauses the data movement, for " +
 			"example during working hours or a maintenance window, and `noout = true` keeps Ceph from starting it for OSDs that " +
 			"are only down for a reboot. These flags are meant to be temporary: while any of them is set Ceph reports " +
-			"`HEALTH_WARN` with the check `OSDMAP_FLAGS`, and with `nobackfill`, `norecover` or `norebalance` left set the " +
-			"cluster never returns to full redundancy. Clear them (set them to `false`, remove them, or destroy the resource) " +
+			"`HEALTH_WARN` with the check `OSDMAP_FLAGS`; with `nobackfill` or `norecover` left set, Ceph does not restore " +
+			"missing copies after the next failure, and with `norebalance` data stays misplaced. Clear them (set them to `false`, remove them, or destroy the resource) " +
 			"when the maintenance is over; the provider warns after every apply that leaves such a flag set.\n\n" +
 			"Declare this resource once per cluster (two resources managing the same flag would fight).\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/` (reading needs `Sys.Audit`).",
