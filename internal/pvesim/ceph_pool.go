@@ -62,9 +62,9 @@ func (cs *cephState) osdPoolSet(p *cephPool, key, val string) error {
 		}
 		if n == 1 {
 			if cs.configValue("global", "mon_allow_pool_size_one") != "true" {
-				return fmt.Errorf("configuring pool size as 1 is disabled by default.")
+				return fmt.Errorf("configuring pool size as 1 is disabled by default.") //nolint:staticcheck // Ceph's text
 			}
-			return fmt.Errorf("WARNING: setting pool size 1 could lead to data loss without recovery. If you are *ABSOLUTELY CERTAIN* that is what you want, pass the flag --yes-i-really-mean-it.")
+			return fmt.Errorf("WARNING: setting pool size 1 could lead to data loss without recovery. If you are *ABSOLUTELY CERTAIN* that is what you want, pass the flag --yes-i-really-mean-it.") //nolint:staticcheck // Ceph's text
 		}
 		// Since Octopus a new size always recalculates min_size.
 		p.Size, p.MinSize = n, cs.defaultMinSize(n)
@@ -104,7 +104,7 @@ func (cs *cephState) osdPoolSet(p *cephPool, key, val string) error {
 		p.Autoscale = val
 	case "application":
 		if p.Application != "" && p.Application != val {
-			return fmt.Errorf("Are you SURE? Pool '%s' already has an enabled application; pass --yes-i-really-mean-it to proceed anyway", p.Name)
+			return fmt.Errorf("Are you SURE? Pool '%s' already has an enabled application; pass --yes-i-really-mean-it to proceed anyway", p.Name) //nolint:staticcheck // Ceph's text
 		}
 		p.Application = val
 	case "crush_rule":

@@ -100,10 +100,9 @@ func (r *flagsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 }
 
 // flagsState is the resource's state as a map: attribute -> value (null =
-// not managed), plus the computed list.
+// not managed).
 type flagsState struct {
 	managed map[string]types.Bool
-	set     []string
 }
 
 func getFlags(ctx context.Context, from interface {

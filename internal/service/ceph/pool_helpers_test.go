@@ -71,7 +71,7 @@ func checkPoolGone(e *acctest.Env, node, name string) func(*terraform.State) err
 	return func(*terraform.State) error {
 		_, err := e.Client.CephGetPool(context.Background(), node, name)
 		if !errors.Is(err, pve.ErrNotFound) {
-			return fmt.Errorf("pool %s after destroy: %v", name, err)
+			return fmt.Errorf("pool %s after destroy: %w", name, err)
 		}
 		if e.Sim != nil {
 			for id, pool := range e.Sim.CephRBDStorages() {

@@ -456,12 +456,12 @@ func (r *poolResource) Update(ctx context.Context, req resource.UpdateRequest, r
 func updateSteps(plan, state *poolModel) []pve.CephPoolRequest {
 	var req pve.CephPoolRequest
 	changed := false
-	intChange := func(p, s types.Int64, clear bool) *int64 {
+	intChange := func(p, s types.Int64, clearable bool) *int64 {
 		switch {
 		case p.IsUnknown():
 			return nil
 		case p.IsNull():
-			if clear && !s.IsNull() {
+			if clearable && !s.IsNull() {
 				zero := int64(0)
 				return &zero
 			}
