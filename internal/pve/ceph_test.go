@@ -210,7 +210,7 @@ func TestCephLifecycle(t *testing.T) {
 	if pools, err := root.CephListPools(ctx, "z2g4a"); err != nil || len(pools) != 1 || pools[0].PGAutoscaleMode != "on" || pools[0].TargetSizeRatio != 0.5 {
 		t.Fatalf("pools %+v %v", pools, err)
 	}
-	upid, err = root.CephDeletePool(ctx, "z2g4a", "vm-disks", true)
+	upid, err = root.CephDeletePool(ctx, "z2g4a", "vm-disks", true, false)
 	waitOK(t, root, upid, err)
 	if st := sim.CephRBDStorages(); len(st) != 0 {
 		t.Fatalf("storages after delete %v", st)

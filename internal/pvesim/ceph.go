@@ -968,9 +968,10 @@ func cephListPools(c *call) (any, *apiError) {
 			"pool": p.ID, "pool_name": p.Name, "size": p.Size, "min_size": p.MinSize, "pg_num": p.PGNum,
 			"pg_autoscale_mode": p.Autoscale, "crush_rule": 0, "crush_rule_name": "replicated_rule", "type": "replicated",
 			"bytes_used": p.Stored * int64(p.Size), "percent_used": cs.percentUsed(p, total),
-			"application_metadata": map[string]any{p.Application: map[string]any{}}, "pg_num_final": p.PGNum,
-			"autoscale_status": cs.autoscaleStatus(p),
+			"application_metadata": map[string]any{p.Application: map[string]any{}},
 		}
+		as := cs.autoscaleStatus(p)
+		e["autoscale_status"], e["pg_num_final"] = as, as["pg_num_final"]
 		if p.PGNumMin > 0 {
 			e["pg_num_min"] = p.PGNumMin
 		}
@@ -1003,10 +1004,11 @@ func (cs *cephState) percentUsed(p *cephPool, total int64) float64 {
 }
 
 func (cs *cephState) autoscaleStatus(p *cephPool) map[string]any {
+	final, adjust := cs.autoscaleTarget(p)
 	return map[string]any{
 		"pool_name": p.Name, "pool_id": p.ID, "logical_used": p.Stored, "raw_used": p.Stored * int64(p.Size),
-		"target_bytes": p.TargetSize, "target_ratio": p.TargetRatio, "pg_num_target": p.PGNum, "pg_num_final": p.PGNum,
-		"pg_autoscale_mode": p.Autoscale, "would_adjust": false, "crush_root_id": -1, "raw_used_rate": float64(p.Size),
+		"target_bytes": p.TargetSize, "target_ratio": p.TargetRatio, "pg_num_target": p.PGNum, "pg_num_final": final,
+		"pg_autoscale_mode": p.Autoscale, "would_adjust": adjust, "crush_root_id": -1, "raw_used_rate": float64(p.Size),
 	}
 }
 
@@ -1020,60 +1022,10 @@ func parseTargetSize(v string) int64 {
 	return int64(f * mult)
 }
 
-// applyPoolParams is set_pool: size first; returns the keys it could not set.
-func (cs *cephState) applyPoolParams(p *cephPool, params map[string]string) []string {
-	var failed []string
-	atoi := func(k string) (int, bool) {
-		v, ok := params[k]
-		if !ok {
-			return 0, false
-		}
-		n, _ := strconv.Atoi(v)
-		return n, true
-	}
-	if n, ok := atoi("size"); ok {
-		p.Size = n
-		if p.MinSize > n {
-			p.MinSize = n
-		}
-	}
-	if n, ok := atoi("min_size"); ok {
-		if n > p.Size {
-			failed = append(failed, "min_size")
-		} else {
-			p.MinSize = n
-		}
-	}
-	if n, ok := atoi("pg_num_min"); ok {
-		p.PGNumMin = n
-	}
-	if n, ok := atoi("pg_num"); ok && n != p.PGNum {
-		p.setPGNum(n)
-	}
-	if v, ok := params["pg_autoscale_mode"]; ok {
-		p.Autoscale = v
-	}
-	if v, ok := params["application"]; ok {
-		p.Application = v
-	}
-	if v, ok := params["crush_rule"]; ok {
-		if v != "replicated_rule" {
-			failed = append(failed, "crush_rule")
-		} else {
-			p.CrushRule = v
-		}
-	}
-	if v, ok := params["target_size"]; ok {
-		p.TargetSize = parseTargetSize(v)
-	}
-	if v, ok := params["target_size_ratio"]; ok {
-		p.TargetRatio, _ = strconv.ParseFloat(v, 64)
-	}
-	cs.Epoch++
-	cs.settle()
-	return failed
-}
-
+// cephCreatePool is createpool: PVE fills in its defaults, `osd pool
+// create` makes the pool with Ceph's (osd_pool_default_size, autoscale
+// mode on), then set_pool applies the parameters and add_storages adds
+// the RBD storage.
 func cephCreatePool(c *call) (any, *apiError) {
 	s := c.s
 	d := s.cephDomain(c)
@@ -1088,45 +1040,33 @@ func cephCreatePool(c *call) (any, *apiError) {
 	if c.params["add_storages"] == "1" && !configIDRE.MatchString(name) {
 		return nil, die("pool name contains characters which are illegal for storage naming")
 	}
-	params := map[string]string{}
-	for k, v := range c.params {
-		params[k] = v
+	params := poolParams(c.params)
+	for k, v := range map[string]string{"pg_num": "128", "size": "3", "min_size": "2", "application": "rbd", "pg_autoscale_mode": "warn"} {
+		if _, ok := params[k]; !ok {
+			params[k] = v
+		}
 	}
+	addStorage := c.params["add_storages"] == "1"
 	return s.startTaskLocked(c, "cephcreatepool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
+		// `osd pool create` answers "already exists" with success, so
+		// PVE goes on to apply the settings to the existing pool.
 		p := cs.pool(name)
 		if p == nil {
 			size, _ := strconv.Atoi(cs.configValue("global", "osd_pool_default_size"))
-			minSize, _ := strconv.Atoi(cs.configValue("global", "osd_pool_default_min_size"))
-			if size == 0 {
+			if size <= 0 {
 				size = 3
 			}
-			if minSize == 0 {
-				minSize = 2
-			}
-			p = &cephPool{ID: cs.NextPoolID, Name: name, Size: size, MinSize: minSize, PGNum: 128, Autoscale: "warn",
-				Application: "rbd", CrushRule: "replicated_rule", Stored: cephDefaultStored}
-			if v, _ := strconv.Atoi(params["pg_num"]); v > 0 {
-				p.PGNum = v
-			}
+			pgNum, _ := strconv.Atoi(params["pg_num"])
+			p = &cephPool{ID: cs.NextPoolID, Name: name, Size: size, MinSize: cs.defaultMinSize(size), PGNum: pgNum, Autoscale: "on",
+				CrushRule: "replicated_rule", Stored: cephDefaultStored}
 			cs.NextPoolID++
 			cs.addPool(p)
-			t.Log = append(t.Log, fmt.Sprintf("pool %s: applying size = %s", name, params["size"]))
 		}
-		delete(params, "pg_num")
-		if params["size"] == "" {
-			delete(params, "size")
+		if err := cs.pveSetPool(p, params, &t.Log); err != nil {
+			return 0, err
 		}
-		apply := map[string]string{}
-		for _, k := range []string{"size", "min_size", "pg_num_min", "pg_autoscale_mode", "application", "crush_rule", "target_size", "target_size_ratio"} {
-			if v, ok := params[k]; ok {
-				apply[k] = v
-			}
-		}
-		if failed := cs.applyPoolParams(p, apply); len(failed) > 0 {
-			return 0, fmt.Errorf("Could not set: %s", strings.Join(failed, ", ")) //nolint:staticcheck // PVE's text
-		}
-		if params["add_storages"] == "1" {
+		if addStorage {
 			if cs.Storages == nil {
 				cs.Storages = map[string]string{}
 			}
@@ -1146,28 +1086,20 @@ func cephSetPool(c *call) (any, *apiError) {
 		return nil, err
 	}
 	name := c.params["name"]
-	apply := map[string]string{}
-	for k, v := range c.params {
-		if k != "node" && k != "name" {
-			apply[k] = v
-		}
-	}
+	params := poolParams(c.params)
 	return s.startTaskLocked(c, "cephsetpool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
 		p := cs.pool(name)
 		if p == nil {
-			return 0, fmt.Errorf("pool '%s' does not exist", name)
+			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
 		}
-		for k, v := range apply {
-			t.Log = append(t.Log, fmt.Sprintf("pool %s: applying %s = %s", name, k, v))
-		}
-		if failed := cs.applyPoolParams(p, apply); len(failed) > 0 {
-			return 0, fmt.Errorf("Could not set: %s", strings.Join(failed, ", ")) //nolint:staticcheck // PVE's text
-		}
-		return 0, nil
+		return 0, cs.pveSetPool(p, params, &t.Log)
 	}), nil
 }
 
+// cephDestroyPool is destroypool: unless forced, a storage on the pool
+// that still lists images (guest disks) stops it; remove_storages also
+// removes those storages afterwards.
 func cephDestroyPool(c *call) (any, *apiError) {
 	s := c.s
 	cs, err := s.cephLocked(c)
@@ -1176,6 +1108,7 @@ func cephDestroyPool(c *call) (any, *apiError) {
 	}
 	name := c.params["name"]
 	removeStorages := c.params["remove_storages"] == "1"
+	force := c.params["force"] == "1"
 	return s.startTaskLocked(c, "cephdestroypool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
 		idx := -1
@@ -1184,18 +1117,25 @@ func cephDestroyPool(c *call) (any, *apiError) {
 				idx = i
 			}
 		}
+		storages := cs.poolStorages(name)
+		if !force {
+			for _, id := range storages {
+				t.Log = append(t.Log, fmt.Sprintf("checking storage '%s' for RBD images..", id))
+				if idx >= 0 && len(cs.Pools[idx].Images) > 0 {
+					return 0, fmt.Errorf("ceph pool '%s' still in use by storage '%s'", name, id)
+				}
+			}
+		}
 		if idx < 0 {
-			return 0, fmt.Errorf("pool '%s' does not exist", name)
+			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
 		}
 		if cs.Conf["global"]["mon_allow_pool_delete"] != "true" {
 			return 0, fmt.Errorf("mon_command failed - pool deletion is disabled; you must first set the mon_allow_pool_delete config option to true before you can destroy a pool")
 		}
 		cs.Pools = append(cs.Pools[:idx], cs.Pools[idx+1:]...)
 		if removeStorages {
-			for id, pool := range cs.Storages {
-				if pool == name {
-					delete(cs.Storages, id)
-				}
+			for _, id := range storages {
+				delete(cs.Storages, id)
 			}
 		}
 		cs.Epoch++
@@ -1215,7 +1155,7 @@ func cephPoolStatus(c *call) (any, *apiError) {
 	}
 	out := map[string]any{
 		"id": p.ID, "name": p.Name, "size": p.Size, "min_size": p.MinSize, "pg_num": p.PGNum, "pgp_num": p.PGNum,
-		"crush_rule": p.CrushRule, "pg_autoscale_mode": p.Autoscale, "application": p.Application,
+		"crush_rule": p.CrushRule, "pg_autoscale_mode": p.Autoscale,
 		"noscrub": false, "nodeep-scrub": false, "nodelete": false, "nopgchange": false, "nosizechange": false,
 		"write_fadvise_dontneed": false, "hashpspool": true, "use_gmt_hitset": true, "fast_read": false,
 	}
