@@ -36,7 +36,6 @@ func TestOperationAnnotations(t *testing.T) {
 	generic := map[string]bool{"Get": true, "Post": true, "Put": true, "Delete": true, "GetRaw": true,
 		"Authenticate": true, "Endpoint": true, "AuthUser": true, "IsRootTicket": true,
 		"ServerFingerprint": true, "RootPassword": true} // a TLS handshake; a credential
-	generic["Await"] = true // waits through WaitTask, which is annotated
 	ops := map[string]bool{}
 	for _, f := range files {
 		for _, d := range f.Decls {
