@@ -44,6 +44,10 @@ type cephState struct {
 	// ConfigDB is the monitors' configuration database (ceph config set).
 	ConfigDB   map[string]map[string]string `json:"config_db,omitempty"`
 	Mons       map[string]*cephMon          `json:"mons"`
+	// OrphanMons were created while another monitor creation raced them:
+	// they bootstrapped a monmap of their own and are not part of Mons'
+	// quorum (see cephCreateMon).
+	OrphanMons map[string]*cephMon `json:"orphan_mons,omitempty"`
 	Mgrs       map[string]*cephMgr          `json:"mgrs"`
 	OSDs       map[int]*cephOSD             `json:"osds"`
 	Pools      []*cephPool                  `json:"pools"`
