@@ -42,19 +42,19 @@ type cephState struct {
 	// Conf is /etc/pve/ceph.conf: section -> key -> value.
 	Conf map[string]map[string]string `json:"conf"`
 	// ConfigDB is the monitors' configuration database (ceph config set).
-	ConfigDB   map[string]map[string]string `json:"config_db,omitempty"`
-	Mons       map[string]*cephMon          `json:"mons"`
+	ConfigDB map[string]map[string]string `json:"config_db,omitempty"`
+	Mons     map[string]*cephMon          `json:"mons"`
 	// OrphanMons were created while another monitor creation raced them:
 	// they bootstrapped a monmap of their own and are not part of Mons'
 	// quorum (see cephCreateMon).
 	OrphanMons map[string]*cephMon `json:"orphan_mons,omitempty"`
-	Mgrs       map[string]*cephMgr          `json:"mgrs"`
-	OSDs       map[int]*cephOSD             `json:"osds"`
-	Pools      []*cephPool                  `json:"pools"`
-	Flags      map[string]bool              `json:"flags"`
-	Storages   map[string]string            `json:"rbd_storages,omitempty"` // storage id -> pool (add_storages)
-	NextPoolID int                          `json:"next_pool_id"`
-	Epoch      int                          `json:"epoch"`
+	Mgrs       map[string]*cephMgr `json:"mgrs"`
+	OSDs       map[int]*cephOSD    `json:"osds"`
+	Pools      []*cephPool         `json:"pools"`
+	Flags      map[string]bool     `json:"flags"`
+	Storages   map[string]string   `json:"rbd_storages,omitempty"` // storage id -> pool (add_storages)
+	NextPoolID int                 `json:"next_pool_id"`
+	Epoch      int                 `json:"epoch"`
 	// Clock is simulated seconds since init.
 	Clock float64 `json:"clock"`
 	// History (see the package comment).
