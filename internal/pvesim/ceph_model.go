@@ -42,19 +42,15 @@ type cephState struct {
 	// Conf is /etc/pve/ceph.conf: section -> key -> value.
 	Conf map[string]map[string]string `json:"conf"`
 	// ConfigDB is the monitors' configuration database (ceph config set).
-	ConfigDB map[string]map[string]string `json:"config_db,omitempty"`
-	Mons     map[string]*cephMon          `json:"mons"`
-	// OrphanMons were created while another monitor creation raced them:
-	// they bootstrapped a monmap of their own and are not part of Mons'
-	// quorum (see cephCreateMon).
-	OrphanMons map[string]*cephMon `json:"orphan_mons,omitempty"`
-	Mgrs       map[string]*cephMgr `json:"mgrs"`
-	OSDs       map[int]*cephOSD    `json:"osds"`
-	Pools      []*cephPool         `json:"pools"`
-	Flags      map[string]bool     `json:"flags"`
-	Storages   map[string]string   `json:"rbd_storages,omitempty"` // storage id -> pool (add_storages)
-	NextPoolID int                 `json:"next_pool_id"`
-	Epoch      int                 `json:"epoch"`
+	ConfigDB   map[string]map[string]string `json:"config_db,omitempty"`
+	Mons       map[string]*cephMon          `json:"mons"`
+	Mgrs       map[string]*cephMgr          `json:"mgrs"`
+	OSDs       map[int]*cephOSD             `json:"osds"`
+	Pools      []*cephPool                  `json:"pools"`
+	Flags      map[string]bool              `json:"flags"`
+	Storages   map[string]string            `json:"rbd_storages,omitempty"` // storage id -> pool (add_storages)
+	NextPoolID int                          `json:"next_pool_id"`
+	Epoch      int                          `json:"epoch"`
 	// Clock is simulated seconds since init.
 	Clock float64 `json:"clock"`
 	// History (see the package comment).
@@ -65,6 +61,11 @@ type cephState struct {
 	RecoveredBytes float64   `json:"recovered_bytes"`
 	lastRate       float64   // bytes per simulated second in the last step
 	lastReal       time.Time // real time of the last clock tick
+
+	// OrphanMons were created while another monitor creation raced them:
+	// they bootstrapped a monmap of their own and are not part of Mons'
+	// quorum (see cephCreateMon).
+	OrphanMons map[string]*cephMon `json:"orphan_mons,omitempty"`
 }
 
 type cephMon struct {
