@@ -67,7 +67,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"It is the first step of hyper-converged Ceph; monitors (`pve_ceph_monitor`), managers (`pve_ceph_manager`), OSDs " +
 			"and pools follow. `pveceph install` (the packages) is not part of PVE's API and must have been run on every node.\n\n" +
 			"**What can change later.** PVE's init keeps the `[global]` section of an existing configuration: the fsid, " +
-			"`size`, `min_size` and `pg_bits` of an initialised cluster cannot be changed through the API, so the provider refuses " +
+			"`size` and `min_size` of an initialised cluster cannot be changed through the API, so the provider refuses " +
 			"such changes at plan time instead of replacing the cluster. `network` and `cluster_network` are rewritten in place; " +
 			"running daemons keep their addresses until they are restarted, which PVE's documentation " +
 			"(Ceph > Network Changes) describes: restart OSDs one node at a time, then destroy and recreate the monitors one by one.\n\n" +

@@ -65,7 +65,8 @@ func (r *monitorResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Ceph monitor on one node (`pveceph mon create`, GUI: Ceph > Monitor). Monitors keep the " +
 			"cluster maps and need a majority (quorum) to work: run three, one per node. The monitor's id is the node name, " +
-			"as PVE chooses it. The first monitor PVE creates also creates a manager on its node (`pve_ceph_manager` adopts it).\n\n" +
+			"as PVE chooses it. The first monitor PVE creates also creates a manager on its node, and with several monitors in one " +
+			"run any of them may be first: declare a `pve_ceph_manager` on every monitor node, and the one on that node adopts it.\n\n" +
 			"Creation and removal are serialised within one Terraform run: PVE decides whether a monitor is the first one " +
 			"before it takes its configuration lock, so parallel creations on a cluster without monitors would each bootstrap " +
 			"a separate monitor map.\n\n" +
