@@ -55,7 +55,7 @@ func TestCephInitKeepsExistingConfig(t *testing.T) {
 	s.SetCephConf("osd", "osd_memory_target", "8589934592")
 	s.SetCephConf("mon.x", "public_addr", "172.27.2.10")
 	raw = c.ok("GET", "/nodes/z2g4a/ceph/cfg/raw", nil).data().(string)
-	if i, j, k := strings.Index(raw, "[client]"), strings.Index(raw, "[mon.x]"), strings.Index(raw, "[osd]"); !(i < j && j < k) {
+	if i, j, k := strings.Index(raw, "[client]"), strings.Index(raw, "[mon.x]"), strings.Index(raw, "[osd]"); i >= j || j >= k {
 		t.Errorf("sections out of PVE's order:\n%s", raw)
 	}
 }

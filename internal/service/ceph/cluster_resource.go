@@ -249,6 +249,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("cluster_network"), plan.ClusterNetwork)...)
 	}
 	if state == nil {
+		r.refuseInitialised(ctx, plan.Node, &resp.Diagnostics)
 		return
 	}
 	for _, c := range []struct {
@@ -276,11 +277,37 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	}
 }
 
-func clusterNetworkChangeAdvice(old, new *clusterModel) string {
+// refuseInitialised fails a planned create when Ceph is initialised
+// already (PVE's init would keep that configuration and ignore size and
+// min_size). When PVE cannot be asked, Create checks again.
+func (r *clusterResource) refuseInitialised(ctx context.Context, nodeV types.String, diags *diag.Diagnostics) {
+	if r.PD == nil || r.PD.Client == nil || nodeV.IsUnknown() || nodeV.IsNull() {
+		return
+	}
+	node := nodeV.ValueString()
+	c, err := r.PD.NodeClient(ctx, node)
+	if err != nil {
+		return
+	}
+	raw, err := c.CephConfigRaw(ctx, node)
+	if err != nil {
+		return
+	}
+	if fsid := pve.ParseCephConfig(raw).Get("global", "fsid"); fsid != "" {
+		diags.AddError("Ceph is already initialised", clusterInitialisedAdvice(fsid, node))
+	}
+}
+
+func clusterInitialisedAdvice(fsid, node string) string {
+	return fmt.Sprintf("Ceph is already initialised (fsid %s): /etc/pve/ceph.conf exists and PVE's init would keep it, "+
+		"ignoring size and min_size. Import it instead: terraform import %s.<name> %s", fsid, clusterTypeName, node)
+}
+
+func clusterNetworkChangeAdvice(before, after *clusterModel) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The provider rewrites public_network (%s -> %s) and cluster_network (%s -> %s) in /etc/pve/ceph.conf; "+
-		"running Ceph daemons keep their addresses until they restart. ", old.Network.ValueString(), new.Network.ValueString(),
-		old.ClusterNetwork.ValueString(), new.ClusterNetwork.ValueString())
+		"running Ceph daemons keep their addresses until they restart. ", before.Network.ValueString(), after.Network.ValueString(),
+		before.ClusterNetwork.ValueString(), after.ClusterNetwork.ValueString())
 	b.WriteString("Every node needs an address in the new networks first (keep the old ones until the end). Then, as PVE's " +
 		"documentation (Ceph > Network Changes) describes: restart the OSDs (and managers) of one node at a time, waiting " +
 		"for HEALTH_OK in between; for a new public network, finally destroy and recreate the monitors one by one " +
@@ -307,9 +334,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	switch {
 	case err == nil:
 		if fsid := pve.ParseCephConfig(existing).Get("global", "fsid"); fsid != "" {
-			resp.Diagnostics.AddError("Unable to Create Ceph cluster on "+node,
-				fmt.Sprintf("Ceph is already initialised (fsid %s): /etc/pve/ceph.conf exists and PVE's init would keep it, "+
-					"ignoring size and min_size. Import it instead: terraform import %s.<name> %s", fsid, clusterTypeName, node))
+			resp.Diagnostics.AddError("Unable to Create Ceph cluster on "+node, clusterInitialisedAdvice(fsid, node))
 			return
 		}
 	case !pve.IsCephNotInitialized(err):

@@ -247,7 +247,7 @@ data "pve_ceph_status" "lab" {
 				Check: func(*terraform.State) error {
 					mons, err := e.Client.CephListMons(ctx, "z2g4a")
 					if err != nil || len(mons) != 3 {
-						return fmt.Errorf("forgetting removed monitors from Ceph: %v %v", mons, err)
+						return fmt.Errorf("forgetting removed monitors from Ceph: %v %w", mons, err)
 					}
 					return nil
 				},
@@ -328,7 +328,8 @@ resource "pve_ceph_cluster" "lab" {
 			{
 				PreConfig: func() { e.Sim.SetCephConf("global", "fsid", "0f2c5b7e-0000-4000-8000-00000000c0de") },
 				Config:    cfg,
-				// Terraform plans a create; the init finds another cluster.
+				// Terraform would plan a create, which PVE's init would turn
+				// into keeping the other cluster: refused at plan.
 				ExpectError: coreRE(`(?s)Ceph is already initialised \(fsid 0f2c5b7e-0000-4000-8000-00000000c0de\).*terraform import pve_ceph_cluster.<name> z2g4a`),
 			},
 			{
@@ -391,7 +392,7 @@ func TestAccCephCluster_destroyForgets(t *testing.T) {
 		CheckDestroy: func(*terraform.State) error {
 			conf, err := coreConf(e)
 			if err != nil || conf.Get("global", "fsid") == "" {
-				return fmt.Errorf("ceph.conf after forgetting: %v %v", conf, err)
+				return fmt.Errorf("ceph.conf after forgetting: %v %w", conf, err)
 			}
 			return nil
 		},
@@ -413,7 +414,7 @@ resource "pve_ceph_monitor" "mon" {
 	stillThere := func(*terraform.State) error {
 		mons, err := e.Client.CephListMons(ctx, "z2g4a")
 		if err != nil || len(mons) != 1 || !mons[0].Quorum {
-			return fmt.Errorf("monitors after a refused destroy: %v %v", mons, err)
+			return fmt.Errorf("monitors after a refused destroy: %v %w", mons, err)
 		}
 		return nil
 	}
