@@ -330,7 +330,7 @@ resource "pve_ceph_cluster" "lab" {
 				Config:    cfg,
 				// Terraform would plan a create, which PVE's init would turn
 				// into keeping the other cluster: refused at plan.
-				ExpectError: coreRE(`(?s)Ceph is already initialised \(fsid 0f2c5b7e-0000-4000-8000-00000000c0de\).*terraform import pve_ceph_cluster.<name> z2g4a`),
+				ExpectError: coreRE(`(?s)Error: Ceph is already initialised.*Ceph is already initialised \(fsid 0f2c5b7e-0000-4000-8000-00000000c0de\).*terraform import pve_ceph_cluster.<name> z2g4a`),
 			},
 			{
 				Config: e.Config(`
