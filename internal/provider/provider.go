@@ -313,6 +313,9 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		cluster.NewClusterNodeResource,
 		clusteroptions.NewResource,
 		apt.NewResource,
+		ceph.NewClusterResource,
+		ceph.NewMonitorResource,
+		ceph.NewManagerResource,
 		ceph.NewPoolResource,
 		ceph.NewFlagsResource,
 	}
@@ -325,5 +328,6 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		cluster.NewClusterStatusDataSource,
 		cluster.NewClusterJoinInfoDataSource,
 		cluster.NewVersionDataSource,
+		ceph.NewStatusDataSource,
 	}
 }

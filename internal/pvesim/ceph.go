@@ -299,22 +299,30 @@ func cephInit(c *call) (any, *apiError) {
 	return nil, nil
 }
 
-// renderConf writes ceph.conf as PVE's write_ceph_config does.
+// renderConf writes ceph.conf as PVE's write_ceph_config does: sections
+// in the order global, client, client.*, mds, mds.*, mon, mon.*, osd,
+// osd.*, mgr, mgr.*, then the rest, each sorted; keys sorted, tab-indented.
 func (cs *cephState) renderConf() string {
-	var names []string
+	names := make([]string, 0, len(cs.Conf))
 	for n := range cs.Conf {
-		if n != "global" && n != "client" {
-			names = append(names, n)
-		}
+		names = append(names, n)
 	}
 	sort.Strings(names)
-	order := append([]string{"global", "client"}, names...)
-	var b strings.Builder
-	for _, sec := range order {
-		kv := cs.Conf[sec]
-		if kv == nil {
-			continue
+	group := func(sec string) int {
+		for i, t := range []string{"global", "client", "mds", "mon", "osd", "mgr"} {
+			switch {
+			case sec == t:
+				return 2 * i
+			case strings.HasPrefix(sec, t+".") && t != "global":
+				return 2*i + 1
+			}
 		}
+		return 12
+	}
+	sort.SliceStable(names, func(i, j int) bool { return group(names[i]) < group(names[j]) })
+	var b strings.Builder
+	for _, sec := range names {
+		kv := cs.Conf[sec]
 		fmt.Fprintf(&b, "[%s]\n", sec)
 		keys := make([]string, 0, len(kv))
 		for k := range kv {
@@ -322,17 +330,27 @@ func (cs *cephState) renderConf() string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(&b, "\t %s = %s\n", k, kv[k])
+			fmt.Fprintf(&b, "\t%s = %s\n", k, kv[k])
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	// Comment characters that are not escaped yet are escaped.
+	var out strings.Builder
+	prev := rune(0)
+	for _, r := range b.String() {
+		if (r == ';' || r == '#') && prev != '\\' {
+			out.WriteRune('\\')
+		}
+		out.WriteRune(r)
+		prev = r
+	}
+	return out.String()
 }
 
 func cephCfgRaw(c *call) (any, *apiError) {
 	cs := c.s.cephDomain(c).Ceph
 	if cs == nil {
-		return nil, die("file '/etc/pve/ceph.conf' does not exist")
+		return nil, die(cephNotInited)
 	}
 	return cs.renderConf(), nil
 }
@@ -432,20 +450,36 @@ func cephListMon(c *call) (any, *apiError) {
 		return nil, die(cephNotInited)
 	}
 	c.s.cephTickLocked(cs)
-	quorum := c.s.monQuorum(cs, nil)
+	// Without quorum there is no RADOS connection: PVE lists the monitors
+	// it knows from ceph.conf with state unknown.
+	quorum := len(cs.Mons) > 0 && c.s.monQuorum(cs, nil)
 	out := []map[string]any{}
 	for _, m := range cs.sortedMons() {
-		e := map[string]any{"name": m.ID, "host": m.Host, "addr": m.Addr + ":6789/0", "rank": m.Rank,
-			"service": 1, "direxists": 1, "ceph_version": "ceph version 19.2.3 (pve) squid (stable)", "ceph_version_short": "19.2.3"}
-		if c.s.monUp(m) {
-			e["state"] = "running"
-			if quorum {
-				e["quorum"] = 1
+		e := map[string]any{"name": m.ID, "host": m.Host, "service": 1, "direxists": 1}
+		switch {
+		case !quorum:
+			e["addr"], e["state"] = m.Addr, "unknown"
+		default:
+			e["addr"], e["rank"] = m.Addr+":6789/0", m.Rank
+			e["ceph_version"], e["ceph_version_short"] = "ceph version 19.2.3 (pve) squid (stable)", "19.2.3"
+			if c.s.monUp(m) {
+				e["state"], e["quorum"] = "running", 1
+			} else {
+				e["state"] = "stopped"
 			}
-		} else {
-			e["state"] = "stopped"
 		}
 		out = append(out, e)
+	}
+	// A monitor outside the cluster's monmap (see cephCreateMon) is known
+	// only from ceph.conf and its systemd unit.
+	ids := make([]string, 0, len(cs.OrphanMons))
+	for id := range cs.OrphanMons {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		m := cs.OrphanMons[id]
+		out = append(out, map[string]any{"name": m.ID, "host": m.Host, "addr": m.Addr, "service": 1, "direxists": 1, "state": "stopped"})
 	}
 	return out, nil
 }
@@ -466,14 +500,19 @@ func cephCreateMon(c *call) (any, *apiError) {
 		return nil, err
 	}
 	check := func() error {
-		for _, m := range cs.Mons {
-			for _, ip := range ips {
-				if m.Addr == ip {
-					return fmt.Errorf("monitor address '%s' already in use", ip)
-				}
+		used := map[string]bool{}
+		for _, h := range strings.Fields(cs.Conf["global"]["mon_host"]) {
+			used[h] = true
+		}
+		for _, m := range cs.allMons() {
+			used[m.Addr] = true
+		}
+		for _, ip := range ips {
+			if used[ip] {
+				return fmt.Errorf("monitor address '%s' already in use", ip)
 			}
 		}
-		if cs.Mons[monid] != nil {
+		if cs.Mons[monid] != nil || cs.OrphanMons[monid] != nil {
 			return fmt.Errorf("monitor '%s' already exists", monid)
 		}
 		return nil
@@ -481,31 +520,46 @@ func cephCreateMon(c *call) (any, *apiError) {
 	if e := check(); e != nil {
 		return nil, die("%s", e.Error())
 	}
-	if len(cs.Mons) > 0 && !s.monQuorum(cs, nil) {
+	// MON.pm decides before its worker, outside the ceph.conf lock, whether
+	// this is the first monitor: no RADOS connection and no mon_host. A
+	// worker that then finds monitors (another create won the lock) still
+	// bootstraps a monmap of its own, so its monitor never joins them.
+	connected := len(cs.Mons) > 0
+	first := !connected && len(cs.OrphanMons) == 0 && cs.Conf["global"]["mon_host"] == ""
+	if connected && !s.monQuorum(cs, nil) {
 		return nil, die("Could not connect to ceph cluster despite configured monitors")
 	}
 	return s.startTaskLocked(c, "cephcreatemon", "mon."+monid, func(t *task) (int, error) {
 		if e := check(); e != nil {
 			return 0, e
 		}
-		first := len(cs.Mons) == 0
-		cs.Mons[monid] = &cephMon{ID: monid, Host: node, Addr: ips[0], Rank: len(cs.Mons)}
+		m := &cephMon{ID: monid, Host: node, Addr: ips[0], Rank: len(cs.Mons)}
+		if !connected && len(cs.Mons) > 0 {
+			if cs.OrphanMons == nil {
+				cs.OrphanMons = map[string]*cephMon{}
+			}
+			m.Rank = 0
+			cs.OrphanMons[monid] = m
+		} else {
+			cs.Mons[monid] = m
+		}
 		g := cs.Conf["global"]
 		var hosts []string
 		if h := g["mon_host"]; h != "" {
 			hosts = strings.Fields(h)
 		}
 		g["mon_host"] = strings.Join(append(hosts, ips[0]), " ")
-		if first {
+		if !connected {
 			a, _ := netip.ParseAddr(ips[0])
 			g["ms_bind_ipv4"], g["ms_bind_ipv6"] = strconv.FormatBool(a.Is4()), strconv.FormatBool(a.Is6())
 		}
 		cs.Conf["mon."+monid] = map[string]string{"public_addr": ips[0]}
 		cs.lastReal = time.Now()
 		t.Log = append(t.Log, "creating new monitor keyring", "monmaptool: monmap file /tmp/monmap", "Created symlink /etc/systemd/system/ceph-mon.target.wants/ceph-mon@"+monid+".service -> /lib/systemd/system/ceph-mon@.service.")
-		if first && len(cs.Mgrs) == 0 {
-			cs.Mgrs[monid] = &cephMgr{ID: monid, Host: node}
-			t.Log = append(t.Log, "creating manager directory '/var/lib/ceph/mgr/ceph-"+monid+"'", "creating keys for 'mgr."+monid+"'")
+		// The first monitor also gets a manager, named after the node.
+		if first && cs.Mgrs[node] == nil {
+			cs.Mgrs[node] = &cephMgr{ID: node, Host: node}
+			t.Log = append(t.Log, "creating manager directory '/var/lib/ceph/mgr/ceph-"+node+"'", "creating keys for 'mgr."+node+"'")
 		}
 		cs.settle()
 		return 0, nil
@@ -553,6 +607,10 @@ func (s *Sim) monIPs(cs *cephState, node, override string) ([]string, *apiError)
 	return out, nil
 }
 
+// cephDestroyMon is MON.pm destroymon: its checks run before the worker
+// (a 500 to the caller) and again inside it. Like Ceph's `mon remove` it
+// does not look at quorum: removing a monitor in quorum while another is
+// down leaves the rest without a majority (see cmd-safety, `mon ok-to-rm`).
 func cephDestroyMon(c *call) (any, *apiError) {
 	s := c.s
 	cs, err := s.cephLocked(c)
@@ -560,21 +618,39 @@ func cephDestroyMon(c *call) (any, *apiError) {
 		return nil, err
 	}
 	monid, node := c.params["monid"], c.params["node"]
-	return s.startTaskLocked(c, "cephdestroymon", "mon."+monid, func(t *task) (int, error) {
+	check := func() error {
 		m := cs.Mons[monid]
 		if m == nil {
-			return 0, fmt.Errorf("no such monitor id '%s'", monid)
+			m = cs.OrphanMons[monid]
+		}
+		if m == nil {
+			return fmt.Errorf("no such monitor id '%s'", monid)
 		}
 		if m.Host != node {
-			return 0, fmt.Errorf("monitor filesystem '/var/lib/ceph/mon/ceph-%s' does not exist on this node", monid)
+			return fmt.Errorf("monitor filesystem '/var/lib/ceph/mon/ceph-%s' does not exist on this node", monid)
 		}
 		if len(cs.Mons) <= 1 {
-			return 0, fmt.Errorf("can't remove last monitor")
+			return fmt.Errorf("can't remove last monitor")
 		}
-		if !s.monQuorum(cs, m) {
-			return 0, fmt.Errorf("command 'mon remove' failed: removing mon.%s would break quorum", monid)
+		return nil
+	}
+	if e := check(); e != nil {
+		return nil, die("%s", e.Error())
+	}
+	return s.startTaskLocked(c, "cephdestroymon", "mon."+monid, func(t *task) (int, error) {
+		s.cephTickLocked(cs)
+		if !s.monQuorum(cs, nil) {
+			return 0, fmt.Errorf("got timeout")
+		}
+		if e := check(); e != nil {
+			return 0, e
+		}
+		m := cs.Mons[monid]
+		if m == nil {
+			m = cs.OrphanMons[monid]
 		}
 		delete(cs.Mons, monid)
+		delete(cs.OrphanMons, monid)
 		delete(cs.Conf, "mon."+monid)
 		var hosts []string
 		for _, h := range strings.Fields(cs.Conf["global"]["mon_host"]) {
@@ -586,6 +662,7 @@ func cephDestroyMon(c *call) (any, *apiError) {
 		for i, x := range cs.sortedMons() {
 			x.Rank = i
 		}
+		cs.settle()
 		return 0, nil
 	}), nil
 }
@@ -1295,15 +1372,25 @@ func cephCmdSafety(c *call) (any, *apiError) {
 		}
 	case "mon":
 		m := cs.Mons[id]
+		if c.params["action"] == "destroy" {
+			// mon ok-to-rm: unsafe only when the monitor is in quorum and
+			// the rest would not be a majority of the smaller monmap.
+			switch {
+			case m == nil:
+				safe, msg = true, fmt.Sprintf("mon.%s does not exist", id)
+			case s.monUp(m) && !s.monQuorum(cs, m):
+				msg = fmt.Sprintf("removing mon.%s would break quorum", id)
+			default:
+				safe, msg = true, fmt.Sprintf("safe to remove mon.%s", id)
+			}
+			break
+		}
 		if m == nil {
 			return nil, die("mon.%s does not exist", id)
 		}
 		safe = s.monQuorum(cs, m)
 		if !safe {
-			msg = fmt.Sprintf("removing mon.%s would break quorum", id)
-			if c.params["action"] == "stop" {
-				msg = fmt.Sprintf("stopping mon.%s would break quorum", id)
-			}
+			msg = fmt.Sprintf("stopping mon.%s would break quorum", id)
 		}
 	default:
 		return nil, die("Service does not support this action: %s: %s", c.params["service"], c.params["action"])

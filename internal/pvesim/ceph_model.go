@@ -63,6 +63,11 @@ type cephState struct {
 	RecoveredBytes float64   `json:"recovered_bytes"`
 	lastRate       float64   // bytes per simulated second in the last step
 	lastReal       time.Time // real time of the last clock tick
+
+	// OrphanMons were created while another monitor creation raced them:
+	// they bootstrapped a monmap of their own and are not part of Mons'
+	// quorum (see cephCreateMon).
+	OrphanMons map[string]*cephMon `json:"orphan_mons,omitempty"`
 }
 
 type cephMon struct {
