@@ -25,6 +25,7 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 	"github.com/pvelab/terraform-provider-pve/internal/service/apt"
+	"github.com/pvelab/terraform-provider-pve/internal/service/ceph"
 	"github.com/pvelab/terraform-provider-pve/internal/service/certificate"
 	"github.com/pvelab/terraform-provider-pve/internal/service/cluster"
 	"github.com/pvelab/terraform-provider-pve/internal/service/clusteroptions"
@@ -320,6 +321,11 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		clusteroptions.NewResource,
 		apt.NewResource,
 		node.NewTunedProfileResource,
+		ceph.NewClusterResource,
+		ceph.NewMonitorResource,
+		ceph.NewManagerResource,
+		ceph.NewPoolResource,
+		ceph.NewFlagsResource,
 	}
 }
 
@@ -330,5 +336,6 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		cluster.NewClusterStatusDataSource,
 		cluster.NewClusterJoinInfoDataSource,
 		cluster.NewVersionDataSource,
+		ceph.NewStatusDataSource,
 	}
 }

@@ -525,14 +525,20 @@ func (c *Client) CephUpdatePool(ctx context.Context, node, name string, r CephPo
 	return upidOf("PUT", path, upid)
 }
 
-// CephDeletePool destroys a pool (task cephdestroypool).
+// CephDeletePool destroys a pool (task cephdestroypool). Unless force is
+// set, PVE refuses while an RBD storage on the pool still lists images
+// ("ceph pool '<p>' still in use by storage '<id>'"); removeStorages also
+// removes the RBD storages configured for the pool.
 //
 //pve:operation DELETE /nodes/{node}/ceph/pool/{name}
-func (c *Client) CephDeletePool(ctx context.Context, node, name string, removeStorages bool) (string, error) {
+func (c *Client) CephDeletePool(ctx context.Context, node, name string, removeStorages, force bool) (string, error) {
 	path := cephPath(node, "/pool/"+PathEscape(name))
 	p := Params{}
 	if removeStorages {
 		p.SetBool("remove_storages", true)
+	}
+	if force {
+		p.SetBool("force", true)
 	}
 	var upid string
 	if err := c.Delete(ctx, path, p, &upid); err != nil {
@@ -547,13 +553,19 @@ type CephPool struct {
 	Name            string
 	Size, MinSize   int64
 	PGNum, PGNumMin int64
-	PGAutoscaleMode string
-	CrushRule       string // name
-	Application     string
-	TargetSize      int64
-	TargetSizeRatio float64
-	BytesUsed       int64
-	PercentUsed     float64
+	// PGNumTarget is the pg_num Ceph is moving to (pg_num changes are
+	// applied gradually), PGNumFinal the pg_num the autoscaler would pick;
+	// both 0 when the pg_autoscaler module does not report them.
+	PGNumTarget, PGNumFinal int64
+	PGAutoscaleMode         string
+	CrushRule               string   // name
+	Application             string   // the first enabled application, sorted
+	Applications            []string // every enabled application, sorted
+	TargetSize              int64
+	TargetSizeRatio         float64
+	Stored                  int64 // logical bytes (status only)
+	BytesUsed               int64
+	PercentUsed             float64 // fraction of the pool's capacity, 0..1
 }
 
 // CephListPools lists the pools.
@@ -574,6 +586,10 @@ func (c *Client) CephListPools(ctx context.Context, node string) ([]CephPool, er
 		BytesUsed       flexInt                    `json:"bytes_used"`
 		PercentUsed     cephNum                    `json:"percent_used"`
 		Apps            map[string]json.RawMessage `json:"application_metadata"`
+		PGNumFinal      flexInt                    `json:"pg_num_final"`
+		Autoscale       struct {
+			PGNumTarget flexInt `json:"pg_num_target"`
+		} `json:"autoscale_status"`
 	}
 	if err := c.Get(ctx, cephPath(node, "/pool"), nil, &wire); err != nil {
 		return nil, err
@@ -585,9 +601,10 @@ func (c *Client) CephListPools(ctx context.Context, node string) ([]CephPool, er
 			apps = append(apps, a)
 		}
 		sort.Strings(apps)
-		p := CephPool{ID: int64(w.Pool), Name: string(w.PoolName), Size: int64(w.Size), MinSize: int64(w.MinSize),
+		p := CephPool{ID: int64(w.Pool), Name: string(w.PoolName), Size: int64(w.Size), MinSize: int64(w.MinSize), Applications: apps,
 			PGNum: int64(w.PGNum), PGNumMin: int64(w.PGNumMin), PGAutoscaleMode: string(w.Mode), CrushRule: string(w.CrushRuleName),
-			TargetSize: int64(w.TargetSize), TargetSizeRatio: float64(w.TargetSizeRatio), BytesUsed: int64(w.BytesUsed), PercentUsed: float64(w.PercentUsed)}
+			TargetSize: int64(w.TargetSize), TargetSizeRatio: float64(w.TargetSizeRatio), BytesUsed: int64(w.BytesUsed), PercentUsed: float64(w.PercentUsed),
+			PGNumTarget: int64(w.Autoscale.PGNumTarget), PGNumFinal: int64(w.PGNumFinal)}
 		if len(apps) > 0 {
 			p.Application = apps[0]
 		}
@@ -596,34 +613,57 @@ func (c *Client) CephListPools(ctx context.Context, node string) ([]CephPool, er
 	return out, nil
 }
 
-// CephGetPool returns one pool's settings (GET .../pool/{name}/status);
-// a missing pool is ErrNotFound.
+// CephGetPool returns one pool's settings, applications, autoscaler view
+// and usage (GET .../pool/{name}/status with verbose); a missing pool is
+// ErrNotFound.
 //
 //pve:operation GET /nodes/{node}/ceph/pool/{name}/status
 func (c *Client) CephGetPool(ctx context.Context, node, name string) (*CephPool, error) {
 	var w struct {
-		ID              flexInt    `json:"id"`
-		Name            flexString `json:"name"`
-		Size            flexInt    `json:"size"`
-		MinSize         flexInt    `json:"min_size"`
-		PGNum           flexInt    `json:"pg_num"`
-		PGNumMin        flexInt    `json:"pg_num_min"`
-		Mode            flexString `json:"pg_autoscale_mode"`
-		CrushRule       flexString `json:"crush_rule"`
-		Application     flexString `json:"application"`
-		TargetSize      flexInt    `json:"target_size"`
-		TargetSizeRatio cephNum    `json:"target_size_ratio"`
+		ID              flexInt      `json:"id"`
+		Name            flexString   `json:"name"`
+		Size            flexInt      `json:"size"`
+		MinSize         flexInt      `json:"min_size"`
+		PGNum           flexInt      `json:"pg_num"`
+		PGNumMin        flexInt      `json:"pg_num_min"`
+		Mode            flexString   `json:"pg_autoscale_mode"`
+		CrushRule       flexString   `json:"crush_rule"`
+		TargetSize      flexInt      `json:"target_size"`
+		TargetSizeRatio cephNum      `json:"target_size_ratio"`
+		Apps            []flexString `json:"application_list"`
+		Autoscale       struct {
+			PGNumTarget flexInt `json:"pg_num_target"`
+			PGNumFinal  flexInt `json:"pg_num_final"`
+		} `json:"autoscale_status"`
+		Stats struct {
+			Stored      flexInt `json:"stored"`
+			BytesUsed   flexInt `json:"bytes_used"`
+			PercentUsed cephNum `json:"percent_used"`
+		} `json:"statistics"`
 	}
-	err := c.Get(ctx, cephPath(node, "/pool/"+PathEscape(name)+"/status"), nil, &w)
+	p := Params{}
+	p.SetBool("verbose", true)
+	err := c.Get(ctx, cephPath(node, "/pool/"+PathEscape(name)+"/status"), p, &w)
 	if err != nil {
 		if isCephMissing(err) {
 			return nil, fmt.Errorf("ceph pool %q: %w", name, ErrNotFound)
 		}
 		return nil, err
 	}
-	return &CephPool{ID: int64(w.ID), Name: string(w.Name), Size: int64(w.Size), MinSize: int64(w.MinSize), PGNum: int64(w.PGNum),
-		PGNumMin: int64(w.PGNumMin), PGAutoscaleMode: string(w.Mode), CrushRule: string(w.CrushRule), Application: string(w.Application),
-		TargetSize: int64(w.TargetSize), TargetSizeRatio: float64(w.TargetSizeRatio)}, nil
+	apps := make([]string, 0, len(w.Apps))
+	for _, a := range w.Apps {
+		apps = append(apps, string(a))
+	}
+	sort.Strings(apps)
+	out := &CephPool{ID: int64(w.ID), Name: string(w.Name), Size: int64(w.Size), MinSize: int64(w.MinSize), PGNum: int64(w.PGNum),
+		PGNumMin: int64(w.PGNumMin), PGNumTarget: int64(w.Autoscale.PGNumTarget), PGNumFinal: int64(w.Autoscale.PGNumFinal),
+		PGAutoscaleMode: string(w.Mode), CrushRule: string(w.CrushRule),
+		TargetSize: int64(w.TargetSize), TargetSizeRatio: float64(w.TargetSizeRatio),
+		Stored: int64(w.Stats.Stored), BytesUsed: int64(w.Stats.BytesUsed), PercentUsed: float64(w.Stats.PercentUsed), Applications: apps}
+	if len(apps) > 0 {
+		out.Application = apps[0]
+	}
+	return out, nil
 }
 
 func isCephMissing(err error) bool {

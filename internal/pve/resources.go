@@ -2,6 +2,7 @@ package pve
 
 import (
 	"context"
+	"errors"
 	"strings"
 )
 
@@ -46,9 +47,6 @@ func (c *Client) ClusterResources(ctx context.Context, typ string) ([]ClusterRes
 // IsCephNotSetUp reports an error PVE gives for a Ceph call on a node
 // where Ceph is not installed or not initialised yet.
 func IsCephNotSetUp(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "pveceph configuration not initialized") || strings.Contains(msg, "binary not installed")
+	var ae *APIError
+	return IsCephNotInitialized(err) || (errors.As(err, &ae) && strings.Contains(ae.Message, "binary not installed"))
 }

@@ -299,22 +299,30 @@ func cephInit(c *call) (any, *apiError) {
 	return nil, nil
 }
 
-// renderConf writes ceph.conf as PVE's write_ceph_config does.
+// renderConf writes ceph.conf as PVE's write_ceph_config does: sections
+// in the order global, client, client.*, mds, mds.*, mon, mon.*, osd,
+// osd.*, mgr, mgr.*, then the rest, each sorted; keys sorted, tab-indented.
 func (cs *cephState) renderConf() string {
-	var names []string
+	names := make([]string, 0, len(cs.Conf))
 	for n := range cs.Conf {
-		if n != "global" && n != "client" {
-			names = append(names, n)
-		}
+		names = append(names, n)
 	}
 	sort.Strings(names)
-	order := append([]string{"global", "client"}, names...)
-	var b strings.Builder
-	for _, sec := range order {
-		kv := cs.Conf[sec]
-		if kv == nil {
-			continue
+	group := func(sec string) int {
+		for i, t := range []string{"global", "client", "mds", "mon", "osd", "mgr"} {
+			switch {
+			case sec == t:
+				return 2 * i
+			case strings.HasPrefix(sec, t+".") && t != "global":
+				return 2*i + 1
+			}
 		}
+		return 12
+	}
+	sort.SliceStable(names, func(i, j int) bool { return group(names[i]) < group(names[j]) })
+	var b strings.Builder
+	for _, sec := range names {
+		kv := cs.Conf[sec]
 		fmt.Fprintf(&b, "[%s]\n", sec)
 		keys := make([]string, 0, len(kv))
 		for k := range kv {
@@ -322,17 +330,27 @@ func (cs *cephState) renderConf() string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(&b, "\t %s = %s\n", k, kv[k])
+			fmt.Fprintf(&b, "\t%s = %s\n", k, kv[k])
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	// Comment characters that are not escaped yet are escaped.
+	var out strings.Builder
+	prev := rune(0)
+	for _, r := range b.String() {
+		if (r == ';' || r == '#') && prev != '\\' {
+			out.WriteRune('\\')
+		}
+		out.WriteRune(r)
+		prev = r
+	}
+	return out.String()
 }
 
 func cephCfgRaw(c *call) (any, *apiError) {
 	cs := c.s.cephDomain(c).Ceph
 	if cs == nil {
-		return nil, die("file '/etc/pve/ceph.conf' does not exist")
+		return nil, die(cephNotInited)
 	}
 	return cs.renderConf(), nil
 }
@@ -432,20 +450,36 @@ func cephListMon(c *call) (any, *apiError) {
 		return nil, die(cephNotInited)
 	}
 	c.s.cephTickLocked(cs)
-	quorum := c.s.monQuorum(cs, nil)
+	// Without quorum there is no RADOS connection: PVE lists the monitors
+	// it knows from ceph.conf with state unknown.
+	quorum := len(cs.Mons) > 0 && c.s.monQuorum(cs, nil)
 	out := []map[string]any{}
 	for _, m := range cs.sortedMons() {
-		e := map[string]any{"name": m.ID, "host": m.Host, "addr": m.Addr + ":6789/0", "rank": m.Rank,
-			"service": 1, "direxists": 1, "ceph_version": "ceph version 19.2.3 (pve) squid (stable)", "ceph_version_short": "19.2.3"}
-		if c.s.monUp(m) {
-			e["state"] = "running"
-			if quorum {
-				e["quorum"] = 1
+		e := map[string]any{"name": m.ID, "host": m.Host, "service": 1, "direxists": 1}
+		switch {
+		case !quorum:
+			e["addr"], e["state"] = m.Addr, "unknown"
+		default:
+			e["addr"], e["rank"] = m.Addr+":6789/0", m.Rank
+			e["ceph_version"], e["ceph_version_short"] = "ceph version 19.2.3 (pve) squid (stable)", "19.2.3"
+			if c.s.monUp(m) {
+				e["state"], e["quorum"] = "running", 1
+			} else {
+				e["state"] = "stopped"
 			}
-		} else {
-			e["state"] = "stopped"
 		}
 		out = append(out, e)
+	}
+	// A monitor outside the cluster's monmap (see cephCreateMon) is known
+	// only from ceph.conf and its systemd unit.
+	ids := make([]string, 0, len(cs.OrphanMons))
+	for id := range cs.OrphanMons {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		m := cs.OrphanMons[id]
+		out = append(out, map[string]any{"name": m.ID, "host": m.Host, "addr": m.Addr, "service": 1, "direxists": 1, "state": "stopped"})
 	}
 	return out, nil
 }
@@ -466,14 +500,19 @@ func cephCreateMon(c *call) (any, *apiError) {
 		return nil, err
 	}
 	check := func() error {
-		for _, m := range cs.Mons {
-			for _, ip := range ips {
-				if m.Addr == ip {
-					return fmt.Errorf("monitor address '%s' already in use", ip)
-				}
+		used := map[string]bool{}
+		for _, h := range strings.Fields(cs.Conf["global"]["mon_host"]) {
+			used[h] = true
+		}
+		for _, m := range cs.allMons() {
+			used[m.Addr] = true
+		}
+		for _, ip := range ips {
+			if used[ip] {
+				return fmt.Errorf("monitor address '%s' already in use", ip)
 			}
 		}
-		if cs.Mons[monid] != nil {
+		if cs.Mons[monid] != nil || cs.OrphanMons[monid] != nil {
 			return fmt.Errorf("monitor '%s' already exists", monid)
 		}
 		return nil
@@ -481,31 +520,46 @@ func cephCreateMon(c *call) (any, *apiError) {
 	if e := check(); e != nil {
 		return nil, die("%s", e.Error())
 	}
-	if len(cs.Mons) > 0 && !s.monQuorum(cs, nil) {
+	// MON.pm decides before its worker, outside the ceph.conf lock, whether
+	// this is the first monitor: no RADOS connection and no mon_host. A
+	// worker that then finds monitors (another create won the lock) still
+	// bootstraps a monmap of its own, so its monitor never joins them.
+	connected := len(cs.Mons) > 0
+	first := !connected && len(cs.OrphanMons) == 0 && cs.Conf["global"]["mon_host"] == ""
+	if connected && !s.monQuorum(cs, nil) {
 		return nil, die("Could not connect to ceph cluster despite configured monitors")
 	}
 	return s.startTaskLocked(c, "cephcreatemon", "mon."+monid, func(t *task) (int, error) {
 		if e := check(); e != nil {
 			return 0, e
 		}
-		first := len(cs.Mons) == 0
-		cs.Mons[monid] = &cephMon{ID: monid, Host: node, Addr: ips[0], Rank: len(cs.Mons)}
+		m := &cephMon{ID: monid, Host: node, Addr: ips[0], Rank: len(cs.Mons)}
+		if !connected && len(cs.Mons) > 0 {
+			if cs.OrphanMons == nil {
+				cs.OrphanMons = map[string]*cephMon{}
+			}
+			m.Rank = 0
+			cs.OrphanMons[monid] = m
+		} else {
+			cs.Mons[monid] = m
+		}
 		g := cs.Conf["global"]
 		var hosts []string
 		if h := g["mon_host"]; h != "" {
 			hosts = strings.Fields(h)
 		}
 		g["mon_host"] = strings.Join(append(hosts, ips[0]), " ")
-		if first {
+		if !connected {
 			a, _ := netip.ParseAddr(ips[0])
 			g["ms_bind_ipv4"], g["ms_bind_ipv6"] = strconv.FormatBool(a.Is4()), strconv.FormatBool(a.Is6())
 		}
 		cs.Conf["mon."+monid] = map[string]string{"public_addr": ips[0]}
 		cs.lastReal = time.Now()
 		t.Log = append(t.Log, "creating new monitor keyring", "monmaptool: monmap file /tmp/monmap", "Created symlink /etc/systemd/system/ceph-mon.target.wants/ceph-mon@"+monid+".service -> /lib/systemd/system/ceph-mon@.service.")
-		if first && len(cs.Mgrs) == 0 {
-			cs.Mgrs[monid] = &cephMgr{ID: monid, Host: node}
-			t.Log = append(t.Log, "creating manager directory '/var/lib/ceph/mgr/ceph-"+monid+"'", "creating keys for 'mgr."+monid+"'")
+		// The first monitor also gets a manager, named after the node.
+		if first && cs.Mgrs[node] == nil {
+			cs.Mgrs[node] = &cephMgr{ID: node, Host: node}
+			t.Log = append(t.Log, "creating manager directory '/var/lib/ceph/mgr/ceph-"+node+"'", "creating keys for 'mgr."+node+"'")
 		}
 		cs.settle()
 		return 0, nil
@@ -553,6 +607,10 @@ func (s *Sim) monIPs(cs *cephState, node, override string) ([]string, *apiError)
 	return out, nil
 }
 
+// cephDestroyMon is MON.pm destroymon: its checks run before the worker
+// (a 500 to the caller) and again inside it. Like Ceph's `mon remove` it
+// does not look at quorum: removing a monitor in quorum while another is
+// down leaves the rest without a majority (see cmd-safety, `mon ok-to-rm`).
 func cephDestroyMon(c *call) (any, *apiError) {
 	s := c.s
 	cs, err := s.cephLocked(c)
@@ -560,21 +618,39 @@ func cephDestroyMon(c *call) (any, *apiError) {
 		return nil, err
 	}
 	monid, node := c.params["monid"], c.params["node"]
-	return s.startTaskLocked(c, "cephdestroymon", "mon."+monid, func(t *task) (int, error) {
+	check := func() error {
 		m := cs.Mons[monid]
 		if m == nil {
-			return 0, fmt.Errorf("no such monitor id '%s'", monid)
+			m = cs.OrphanMons[monid]
+		}
+		if m == nil {
+			return fmt.Errorf("no such monitor id '%s'", monid)
 		}
 		if m.Host != node {
-			return 0, fmt.Errorf("monitor filesystem '/var/lib/ceph/mon/ceph-%s' does not exist on this node", monid)
+			return fmt.Errorf("monitor filesystem '/var/lib/ceph/mon/ceph-%s' does not exist on this node", monid)
 		}
 		if len(cs.Mons) <= 1 {
-			return 0, fmt.Errorf("can't remove last monitor")
+			return fmt.Errorf("can't remove last monitor")
 		}
-		if !s.monQuorum(cs, m) {
-			return 0, fmt.Errorf("command 'mon remove' failed: removing mon.%s would break quorum", monid)
+		return nil
+	}
+	if e := check(); e != nil {
+		return nil, die("%s", e.Error())
+	}
+	return s.startTaskLocked(c, "cephdestroymon", "mon."+monid, func(t *task) (int, error) {
+		s.cephTickLocked(cs)
+		if !s.monQuorum(cs, nil) {
+			return 0, fmt.Errorf("got timeout")
+		}
+		if e := check(); e != nil {
+			return 0, e
+		}
+		m := cs.Mons[monid]
+		if m == nil {
+			m = cs.OrphanMons[monid]
 		}
 		delete(cs.Mons, monid)
+		delete(cs.OrphanMons, monid)
 		delete(cs.Conf, "mon."+monid)
 		var hosts []string
 		for _, h := range strings.Fields(cs.Conf["global"]["mon_host"]) {
@@ -586,6 +662,7 @@ func cephDestroyMon(c *call) (any, *apiError) {
 		for i, x := range cs.sortedMons() {
 			x.Rank = i
 		}
+		cs.settle()
 		return 0, nil
 	}), nil
 }
@@ -968,9 +1045,10 @@ func cephListPools(c *call) (any, *apiError) {
 			"pool": p.ID, "pool_name": p.Name, "size": p.Size, "min_size": p.MinSize, "pg_num": p.PGNum,
 			"pg_autoscale_mode": p.Autoscale, "crush_rule": 0, "crush_rule_name": "replicated_rule", "type": "replicated",
 			"bytes_used": p.Stored * int64(p.Size), "percent_used": cs.percentUsed(p, total),
-			"application_metadata": map[string]any{p.Application: map[string]any{}}, "pg_num_final": p.PGNum,
-			"autoscale_status": cs.autoscaleStatus(p),
+			"application_metadata": map[string]any{p.Application: map[string]any{}},
 		}
+		as := cs.autoscaleStatus(p)
+		e["autoscale_status"], e["pg_num_final"] = as, as["pg_num_final"]
 		if p.PGNumMin > 0 {
 			e["pg_num_min"] = p.PGNumMin
 		}
@@ -1003,10 +1081,11 @@ func (cs *cephState) percentUsed(p *cephPool, total int64) float64 {
 }
 
 func (cs *cephState) autoscaleStatus(p *cephPool) map[string]any {
+	final, adjust := cs.autoscaleTarget(p)
 	return map[string]any{
 		"pool_name": p.Name, "pool_id": p.ID, "logical_used": p.Stored, "raw_used": p.Stored * int64(p.Size),
-		"target_bytes": p.TargetSize, "target_ratio": p.TargetRatio, "pg_num_target": p.PGNum, "pg_num_final": p.PGNum,
-		"pg_autoscale_mode": p.Autoscale, "would_adjust": false, "crush_root_id": -1, "raw_used_rate": float64(p.Size),
+		"target_bytes": p.TargetSize, "target_ratio": p.TargetRatio, "pg_num_target": p.PGNum, "pg_num_final": final,
+		"pg_autoscale_mode": p.Autoscale, "would_adjust": adjust, "crush_root_id": -1, "raw_used_rate": float64(p.Size),
 	}
 }
 
@@ -1020,60 +1099,10 @@ func parseTargetSize(v string) int64 {
 	return int64(f * mult)
 }
 
-// applyPoolParams is set_pool: size first; returns the keys it could not set.
-func (cs *cephState) applyPoolParams(p *cephPool, params map[string]string) []string {
-	var failed []string
-	atoi := func(k string) (int, bool) {
-		v, ok := params[k]
-		if !ok {
-			return 0, false
-		}
-		n, _ := strconv.Atoi(v)
-		return n, true
-	}
-	if n, ok := atoi("size"); ok {
-		p.Size = n
-		if p.MinSize > n {
-			p.MinSize = n
-		}
-	}
-	if n, ok := atoi("min_size"); ok {
-		if n > p.Size {
-			failed = append(failed, "min_size")
-		} else {
-			p.MinSize = n
-		}
-	}
-	if n, ok := atoi("pg_num_min"); ok {
-		p.PGNumMin = n
-	}
-	if n, ok := atoi("pg_num"); ok && n != p.PGNum {
-		p.setPGNum(n)
-	}
-	if v, ok := params["pg_autoscale_mode"]; ok {
-		p.Autoscale = v
-	}
-	if v, ok := params["application"]; ok {
-		p.Application = v
-	}
-	if v, ok := params["crush_rule"]; ok {
-		if v != "replicated_rule" {
-			failed = append(failed, "crush_rule")
-		} else {
-			p.CrushRule = v
-		}
-	}
-	if v, ok := params["target_size"]; ok {
-		p.TargetSize = parseTargetSize(v)
-	}
-	if v, ok := params["target_size_ratio"]; ok {
-		p.TargetRatio, _ = strconv.ParseFloat(v, 64)
-	}
-	cs.Epoch++
-	cs.settle()
-	return failed
-}
-
+// cephCreatePool is createpool: PVE fills in its defaults, `osd pool
+// create` makes the pool with Ceph's (osd_pool_default_size, autoscale
+// mode on), then set_pool applies the parameters and add_storages adds
+// the RBD storage.
 func cephCreatePool(c *call) (any, *apiError) {
 	s := c.s
 	d := s.cephDomain(c)
@@ -1088,45 +1117,33 @@ func cephCreatePool(c *call) (any, *apiError) {
 	if c.params["add_storages"] == "1" && !configIDRE.MatchString(name) {
 		return nil, die("pool name contains characters which are illegal for storage naming")
 	}
-	params := map[string]string{}
-	for k, v := range c.params {
-		params[k] = v
+	params := poolParams(c.params)
+	for k, v := range map[string]string{"pg_num": "128", "size": "3", "min_size": "2", "application": "rbd", "pg_autoscale_mode": "warn"} {
+		if _, ok := params[k]; !ok {
+			params[k] = v
+		}
 	}
+	addStorage := c.params["add_storages"] == "1"
 	return s.startTaskLocked(c, "cephcreatepool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
+		// `osd pool create` answers "already exists" with success, so
+		// PVE goes on to apply the settings to the existing pool.
 		p := cs.pool(name)
 		if p == nil {
 			size, _ := strconv.Atoi(cs.configValue("global", "osd_pool_default_size"))
-			minSize, _ := strconv.Atoi(cs.configValue("global", "osd_pool_default_min_size"))
-			if size == 0 {
+			if size <= 0 {
 				size = 3
 			}
-			if minSize == 0 {
-				minSize = 2
-			}
-			p = &cephPool{ID: cs.NextPoolID, Name: name, Size: size, MinSize: minSize, PGNum: 128, Autoscale: "warn",
-				Application: "rbd", CrushRule: "replicated_rule", Stored: cephDefaultStored}
-			if v, _ := strconv.Atoi(params["pg_num"]); v > 0 {
-				p.PGNum = v
-			}
+			pgNum, _ := strconv.Atoi(params["pg_num"])
+			p = &cephPool{ID: cs.NextPoolID, Name: name, Size: size, MinSize: cs.defaultMinSize(size), PGNum: pgNum, Autoscale: "on",
+				CrushRule: "replicated_rule", Stored: cephDefaultStored}
 			cs.NextPoolID++
 			cs.addPool(p)
-			t.Log = append(t.Log, fmt.Sprintf("pool %s: applying size = %s", name, params["size"]))
 		}
-		delete(params, "pg_num")
-		if params["size"] == "" {
-			delete(params, "size")
+		if err := cs.pveSetPool(p, params, &t.Log); err != nil {
+			return 0, err
 		}
-		apply := map[string]string{}
-		for _, k := range []string{"size", "min_size", "pg_num_min", "pg_autoscale_mode", "application", "crush_rule", "target_size", "target_size_ratio"} {
-			if v, ok := params[k]; ok {
-				apply[k] = v
-			}
-		}
-		if failed := cs.applyPoolParams(p, apply); len(failed) > 0 {
-			return 0, fmt.Errorf("Could not set: %s", strings.Join(failed, ", ")) //nolint:staticcheck // PVE's text
-		}
-		if params["add_storages"] == "1" {
+		if addStorage {
 			if cs.Storages == nil {
 				cs.Storages = map[string]string{}
 			}
@@ -1146,28 +1163,20 @@ func cephSetPool(c *call) (any, *apiError) {
 		return nil, err
 	}
 	name := c.params["name"]
-	apply := map[string]string{}
-	for k, v := range c.params {
-		if k != "node" && k != "name" {
-			apply[k] = v
-		}
-	}
+	params := poolParams(c.params)
 	return s.startTaskLocked(c, "cephsetpool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
 		p := cs.pool(name)
 		if p == nil {
-			return 0, fmt.Errorf("pool '%s' does not exist", name)
+			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
 		}
-		for k, v := range apply {
-			t.Log = append(t.Log, fmt.Sprintf("pool %s: applying %s = %s", name, k, v))
-		}
-		if failed := cs.applyPoolParams(p, apply); len(failed) > 0 {
-			return 0, fmt.Errorf("Could not set: %s", strings.Join(failed, ", ")) //nolint:staticcheck // PVE's text
-		}
-		return 0, nil
+		return 0, cs.pveSetPool(p, params, &t.Log)
 	}), nil
 }
 
+// cephDestroyPool is destroypool: unless forced, a storage on the pool
+// that still lists images (guest disks) stops it; remove_storages also
+// removes those storages afterwards.
 func cephDestroyPool(c *call) (any, *apiError) {
 	s := c.s
 	cs, err := s.cephLocked(c)
@@ -1176,6 +1185,7 @@ func cephDestroyPool(c *call) (any, *apiError) {
 	}
 	name := c.params["name"]
 	removeStorages := c.params["remove_storages"] == "1"
+	force := c.params["force"] == "1"
 	return s.startTaskLocked(c, "cephdestroypool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
 		idx := -1
@@ -1184,18 +1194,25 @@ func cephDestroyPool(c *call) (any, *apiError) {
 				idx = i
 			}
 		}
+		storages := cs.poolStorages(name)
+		if !force {
+			for _, id := range storages {
+				t.Log = append(t.Log, fmt.Sprintf("checking storage '%s' for RBD images..", id))
+				if idx >= 0 && len(cs.Pools[idx].Images) > 0 {
+					return 0, fmt.Errorf("ceph pool '%s' still in use by storage '%s'", name, id)
+				}
+			}
+		}
 		if idx < 0 {
-			return 0, fmt.Errorf("pool '%s' does not exist", name)
+			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
 		}
 		if cs.Conf["global"]["mon_allow_pool_delete"] != "true" {
 			return 0, fmt.Errorf("mon_command failed - pool deletion is disabled; you must first set the mon_allow_pool_delete config option to true before you can destroy a pool")
 		}
 		cs.Pools = append(cs.Pools[:idx], cs.Pools[idx+1:]...)
 		if removeStorages {
-			for id, pool := range cs.Storages {
-				if pool == name {
-					delete(cs.Storages, id)
-				}
+			for _, id := range storages {
+				delete(cs.Storages, id)
 			}
 		}
 		cs.Epoch++
@@ -1215,7 +1232,7 @@ func cephPoolStatus(c *call) (any, *apiError) {
 	}
 	out := map[string]any{
 		"id": p.ID, "name": p.Name, "size": p.Size, "min_size": p.MinSize, "pg_num": p.PGNum, "pgp_num": p.PGNum,
-		"crush_rule": p.CrushRule, "pg_autoscale_mode": p.Autoscale, "application": p.Application,
+		"crush_rule": p.CrushRule, "pg_autoscale_mode": p.Autoscale,
 		"noscrub": false, "nodeep-scrub": false, "nodelete": false, "nopgchange": false, "nosizechange": false,
 		"write_fadvise_dontneed": false, "hashpspool": true, "use_gmt_hitset": true, "fast_read": false,
 	}
@@ -1355,15 +1372,25 @@ func cephCmdSafety(c *call) (any, *apiError) {
 		}
 	case "mon":
 		m := cs.Mons[id]
+		if c.params["action"] == "destroy" {
+			// mon ok-to-rm: unsafe only when the monitor is in quorum and
+			// the rest would not be a majority of the smaller monmap.
+			switch {
+			case m == nil:
+				safe, msg = true, fmt.Sprintf("mon.%s does not exist", id)
+			case s.monUp(m) && !s.monQuorum(cs, m):
+				msg = fmt.Sprintf("removing mon.%s would break quorum", id)
+			default:
+				safe, msg = true, fmt.Sprintf("safe to remove mon.%s", id)
+			}
+			break
+		}
 		if m == nil {
 			return nil, die("mon.%s does not exist", id)
 		}
 		safe = s.monQuorum(cs, m)
 		if !safe {
-			msg = fmt.Sprintf("removing mon.%s would break quorum", id)
-			if c.params["action"] == "stop" {
-				msg = fmt.Sprintf("stopping mon.%s would break quorum", id)
-			}
+			msg = fmt.Sprintf("stopping mon.%s would break quorum", id)
 		}
 	default:
 		return nil, die("Service does not support this action: %s: %s", c.params["service"], c.params["action"])

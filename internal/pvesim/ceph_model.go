@@ -53,6 +53,8 @@ type cephState struct {
 	Epoch      int                          `json:"epoch"`
 	// Clock is simulated seconds since init.
 	Clock float64 `json:"clock"`
+	// LastAutoscale is when the pg_autoscaler last ran (Clock).
+	LastAutoscale float64 `json:"last_autoscale,omitempty"`
 	// History (see the package comment).
 	MinSizeViolations []string `json:"min_size_violations,omitempty"`
 	DataLoss          []string `json:"data_loss,omitempty"`
@@ -61,6 +63,11 @@ type cephState struct {
 	RecoveredBytes float64   `json:"recovered_bytes"`
 	lastRate       float64   // bytes per simulated second in the last step
 	lastReal       time.Time // real time of the last clock tick
+
+	// OrphanMons were created while another monitor creation raced them:
+	// they bootstrapped a monmap of their own and are not part of Mons'
+	// quorum (see cephCreateMon).
+	OrphanMons map[string]*cephMon `json:"orphan_mons,omitempty"`
 }
 
 type cephMon struct {
@@ -109,6 +116,8 @@ type cephPool struct {
 	TargetRatio float64   `json:"target_size_ratio,omitempty"`
 	Stored      int64     `json:"stored"`
 	PGs         []*cephPG `json:"pgs"`
+	// Images are the RBD images (guest disks) in the pool.
+	Images []string `json:"images,omitempty"`
 }
 
 // cephPG: Copies maps an OSD to how much of the PG it holds (1 = complete).
@@ -375,6 +384,7 @@ func (cs *cephState) advance(dt float64) {
 		}
 	}
 	cs.settle()
+	cs.autoscaleTick()
 }
 
 func (cs *cephState) backfill(step float64) {

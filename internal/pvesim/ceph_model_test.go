@@ -155,7 +155,10 @@ func TestCephModel(t *testing.T) {
 			}},
 		{name: "size 1 pool has no redundancy", hosts: 3, per: 1,
 			act: func(cs *cephState) {
-				cs.applyPoolParams(cs.pool("rbd"), map[string]string{"size": "1", "min_size": "1"})
+				// ceph osd pool set rbd size 1 --yes-i-really-mean-it (CLI only; PVE cannot)
+				p := cs.pool("rbd")
+				p.Size, p.MinSize = 1, 1
+				cs.settle()
 			},
 			wantStates: map[string]int{"active+clean": 32}, wantHealth: "HEALTH_WARN", wantChecks: "POOL_NO_REDUNDANCY"},
 	}
