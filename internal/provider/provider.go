@@ -25,6 +25,7 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 	"github.com/pvelab/terraform-provider-pve/internal/service/apt"
+	"github.com/pvelab/terraform-provider-pve/internal/service/ceph"
 	"github.com/pvelab/terraform-provider-pve/internal/service/certificate"
 	"github.com/pvelab/terraform-provider-pve/internal/service/cluster"
 	"github.com/pvelab/terraform-provider-pve/internal/service/clusteroptions"
@@ -311,6 +312,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		cluster.NewClusterNodeResource,
 		clusteroptions.NewResource,
 		apt.NewResource,
+		ceph.NewOSDResource,
 	}
 }
 
@@ -321,5 +323,7 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		cluster.NewClusterStatusDataSource,
 		cluster.NewClusterJoinInfoDataSource,
 		cluster.NewVersionDataSource,
+		ceph.NewOSDsDataSource,
+		ceph.NewNodeDisksDataSource,
 	}
 }

@@ -686,10 +686,19 @@ func cephOSDTree(c *call) (any, *apiError) {
 			}
 		}
 	}
+	// osd df's pgs: the PGs an OSD serves or stores (an out OSD keeps
+	// counting the PGs it still holds until they are backfilled elsewhere).
 	pgs := map[int]int{}
 	for _, p := range cs.Pools {
-		for i := range p.PGs {
+		for i, pg := range p.PGs {
+			on := map[int]bool{}
 			for _, id := range cs.upSet(p, i) {
+				on[id] = true
+			}
+			for id := range pg.Copies {
+				on[id] = true
+			}
+			for id := range on {
 				pgs[id]++
 			}
 		}
