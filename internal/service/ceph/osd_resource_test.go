@@ -157,7 +157,10 @@ func TestAccCephOSD_referenceLab(t *testing.T) {
 // destroyed before it is safe.
 func TestAccCephOSD_replaceKeepsData(t *testing.T) {
 	t.Parallel()
-	e := cephEnv(t, 120)
+	// 32 GiB in the pool: about 16 GiB on the OSD, which Ceph moves to its
+	// host's other OSD in about 160 simulated seconds, 2.7 s at 60x. A
+	// destroy that did not wait would come long before that.
+	e := cephEnv(t, 60)
 	setupCeph(t, e)
 	specs := labOSDs(e)
 	cfg := osdConfig(e, specs...)
@@ -176,7 +179,7 @@ func TestAccCephOSD_replaceKeepsData(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					createPool(t, e, "ceph", 3, 2, 64, 8<<30)
+					createPool(t, e, "ceph", 3, 2, 64, 32<<30)
 					if st, err := e.Client.CephClusterStatus(context.Background()); err != nil || !st.AllActiveClean() {
 						t.Fatalf("pool not clean before the replace: %+v %v", st, err)
 					}
