@@ -71,7 +71,8 @@ func (r *osdResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"PM981/PM981a, Crucial MX/BX/P, WD Blue/Green/Black, Kingston A2000/NV) acknowledges Ceph's sync writes only after writing through " +
 			"to NAND: a few hundred IOPS, and the whole cluster becomes slow. Check the disk with the `pve_node_disks` data source " +
 			"(`suitable_for_osd`, `unsuitable_reasons`) and measure sync-write IOPS on the bare device before trusting it. Creating an OSD on a " +
-			"disk `pve_node_disks` calls unsuitable succeeds, with a warning.\n\n" +
+			"disk `pve_node_disks` calls unsuitable succeeds, with a warning. Creating waits for PVE's task and for the OSD to come up, within " +
+			"`timeouts.create` (default 30 minutes); OSD creates on one node run one at a time (PVE's disk lock).\n\n" +
 			"**Destroying is safe by default.** The provider marks the OSD out, waits until Ceph says it is safe to destroy (`ceph osd " +
 			"safe-to-destroy`: no PG needs it any more, every copy it held exists elsewhere), logging progress, then stops it and destroys it " +
 			"with cleanup (its LVs are removed and the disk wiped). Destroys run one OSD at a time. It refuses at once, changing nothing, when " +
