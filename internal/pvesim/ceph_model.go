@@ -549,7 +549,7 @@ func (cs *cephState) okToStop(ids ...int) (bool, string) {
 func (cs *cephState) safeToDestroy(id int) (bool, string) {
 	o := cs.OSDs[id]
 	if o == nil {
-		return false, fmt.Sprintf("osd.%d does not exist", id)
+		return true, "" // "clearly safe to destroy": it is gone
 	}
 	if pgs := cs.storedPGs(id); len(pgs) > 0 {
 		return false, fmt.Sprintf("OSD(s) %d have %d pgs currently mapped to them.", id, len(pgs))

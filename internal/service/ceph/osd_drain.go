@@ -310,7 +310,7 @@ func timeoutError(c *pve.Client, node string, ids []int64, deadline time.Duratio
 		"apply again to keep waiting, or raise timeouts.delete.\n\nState: %s.\n\n"+
 		"PGs that stay active+clean+remapped without backfilling mean Ceph has nowhere to put the data (for example a pool with as many copies as hosts, failure domain host): "+
 		"add an OSD or a host, or lower the pool size. Flags nobackfill/norebalance/norecover/pause stop the movement. force = true destroys without waiting (copies are lost). "+
-		"To keep the OSD instead, mark it in again (`ceph osd in %d`, or Ceph > OSD > In in the GUI) and remove it from the destroy.",
+		"To keep the OSD instead, mark it in again (`ceph osd in %d`, or Ceph > OSD > In in the GUI) and keep it in the configuration",
 		deadline, names, last, names, progress(ctx, c, node, ids), ids[0])
 }
 
@@ -356,7 +356,10 @@ func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Clie
 		}
 		select {
 		case <-waitCtx.Done():
-			return fmt.Errorf("%s still up %s after stopping it (last error: %v)", osdNames(ids), downWait, err)
+			if err != nil {
+				return fmt.Errorf("%s not reported down within %s of stopping it: %w", osdNames(ids), downWait, err)
+			}
+			return fmt.Errorf("%s still up %s after stopping it", osdNames(ids), downWait)
 		case <-time.After(interval):
 		}
 	}

@@ -68,7 +68,7 @@ const osdTreeKey = "ceph/osd-tree"
 func disksKey(node string) string { return "disks/" + node }
 
 func cachedTree(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string) (*pve.CephOSDTree, error) {
-	v, err := pd.Reads.Get(ctx, osdTreeKey, func(ctx context.Context) (any, error) { return c.CephOSDTree(ctx, node) })
+	v, err := pd.Reads.Get(ctx, osdTreeKey, func(ctx context.Context) (any, error) { return readTree(ctx, pd, c, node) })
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +161,33 @@ func physicalPath(phys string, prior types.String) types.String {
 	return types.StringValue(p)
 }
 
+// readTree reads the OSD tree (the whole cluster's) on node, or, when that
+// node does not answer (it may be rebooting), on another online node.
+func readTree(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string) (*pve.CephOSDTree, error) {
+	tree, err := c.CephOSDTree(ctx, node)
+	if err == nil || cephNotInitialized(err) || ctx.Err() != nil {
+		return tree, err
+	}
+	nodes, lerr := pd.Client.Nodes(ctx)
+	if lerr != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if n.Node == node || n.Status != "online" {
+			continue
+		}
+		oc, cerr := pd.NodeClient(ctx, n.Node)
+		if cerr != nil {
+			continue
+		}
+		if t, terr := oc.CephOSDTree(ctx, n.Node); terr == nil {
+			tflog.Info(ctx, "read the OSD tree through another node", map[string]any{"node": n.Node, "unreachable": node, "error": err.Error()})
+			return t, nil
+		}
+	}
+	return nil, err
+}
+
 // readOSD fills m from PVE. found is false when the OSD no longer exists
 // (or the OSD with its id is not the one this resource created). Problems
 // that only stop parts of the read (the node is down, the disk is gone) are
@@ -181,7 +208,7 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 	if useCache {
 		tree, err = cachedTree(ctx, pd, c, node)
 	} else {
-		tree, err = c.CephOSDTree(ctx, node)
+		tree, err = readTree(ctx, pd, c, node)
 	}
 	if cephNotInitialized(err) {
 		tflog.Warn(ctx, "Ceph is not initialised any more; the OSD is gone", map[string]any{"node": node, "osds": osdNames(ids)})

@@ -275,8 +275,8 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		return
 	}
 	name := osdNames(st.ids(ctx))
-	refuse := func(attrName string, old, new attr.Value) {
-		if new.IsUnknown() || old.IsNull() || old.IsUnknown() || old.Equal(new) {
+	refuse := func(attrName string, old, want attr.Value) {
+		if want.IsUnknown() || old.IsNull() || old.IsUnknown() || old.Equal(want) {
 			return
 		}
 		resp.Diagnostics.AddAttributeError(path.Root(attrName), "Changing "+attrName+" needs a new Ceph OSD",
@@ -285,7 +285,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 				"If PVE's value is right (something changed outside Terraform; the kernel can name disks differently after a reboot, and Ceph "+
 				"follows the disk), set %s = %s. To rebuild the OSD with the same settings run `terraform apply -replace=<address>`. To move it "+
 				"to other settings, remove the resource and apply (the OSD is drained and destroyed safely), then declare it with the new values.",
-				attrName, show(old), name, st.Node.ValueString(), show(new), attrName, name, attrName, show(old)))
+				attrName, show(old), name, st.Node.ValueString(), show(want), attrName, name, attrName, show(old)))
 	}
 	refuse("node", st.Node, plan.Node)
 	refuse("device", st.Device, plan.Device)
@@ -425,8 +425,20 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	plan.OSDIDs, plan.OSDID = l, types.Int64Value(ids[0])
 	plan.ID = types.StringValue(fmt.Sprintf("%s/%d", node, ids[0]))
 	plan.UUID = types.StringNull()
-	// Save the OSD before reading it back, so a failed read cannot orphan it.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	// Save the OSD before reading it back, so a failed read cannot orphan it
+	// (values only the read-back knows are null until then).
+	saved := plan
+	if saved.CrushDeviceClass.IsUnknown() {
+		saved.CrushDeviceClass = types.StringNull()
+	}
+	if saved.DBSize.IsUnknown() {
+		saved.DBSize = types.Float64Null()
+	}
+	if saved.WALSize.IsUnknown() {
+		saved.WALSize = types.Float64Null()
+	}
+	saved.Up, saved.In = types.BoolValue(false), types.BoolValue(false)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &saved)...)
 	if !readOSD(ctx, r.PD, &plan, false, &resp.Diagnostics) {
 		if !resp.Diagnostics.HasError() {
 			framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, fmt.Errorf("the OSD vanished right after it was created"))

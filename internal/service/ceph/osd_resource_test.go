@@ -423,3 +423,50 @@ func TestAccCephOSD_timeoutLeavesOSDOut(t *testing.T) {
 		},
 	})
 }
+
+// A node powered off (noout set, as for maintenance): its OSD reads as
+// down through the other nodes, with the recorded disk kept, and the plan
+// stays empty.
+func TestAccCephOSD_nodeDown(t *testing.T) {
+	t.Parallel()
+	e := cephEnv(t, 600)
+	setupCeph(t, e)
+	c := e.Nodes[2]
+	cfg := osdConfig(e, osdSpec{node: c, dev: "/dev/sdb"})
+	addr := osdAddr(c, "/dev/sdb")
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkNoOSDs(e),
+		Steps: []resource.TestStep{
+			{Config: cfg},
+			{
+				PreConfig: func() {
+					if err := e.RootClient(t).CephSetFlag(context.Background(), "noout", true); err != nil {
+						t.Fatal(err)
+					}
+					e.Sim.PowerOff(c)
+				},
+				Config:   cfg,
+				PlanOnly: true,
+			},
+			{
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "up", "false"),
+					resource.TestCheckResourceAttr(addr, "in", "true"),
+					resource.TestCheckResourceAttr(addr, "device", "/dev/sdb"),
+					resource.TestCheckResourceAttr(addr, "crush_device_class", "ssd"),
+				),
+			},
+			{
+				PreConfig: func() {
+					e.Sim.PowerOn(c)
+					if err := e.RootClient(t).CephSetFlag(context.Background(), "noout", false); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:   cfg,
+				PlanOnly: true,
+			},
+		},
+	})
+}
