@@ -266,7 +266,11 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 	} else {
 		if !m.Device.IsNull() && !m.Device.IsUnknown() && m.Device.ValueString() != d.DevPath && !m.UUID.IsNull() && m.UUID.ValueString() != "" {
 			// Renamed disk, or another OSD that got the same id? The fsid tells.
-			if v, err := c.CephOSDLVInfo(ctx, host, primary.ID, "block"); err == nil && v.OSDFSID() != "" && v.OSDFSID() != m.UUID.ValueString() {
+			lowest := primary.ID
+			for _, x := range d.OSDIDs {
+				lowest = min(lowest, x)
+			}
+			if v, err := c.CephOSDLVInfo(ctx, host, lowest, "block"); err == nil && v.OSDFSID() != "" && v.OSDFSID() != m.UUID.ValueString() {
 				tflog.Warn(ctx, "the OSD id belongs to another OSD now; removing the old one from state",
 					map[string]any{"osd": primary.Name, "fsid": m.UUID.ValueString(), "now": v.OSDFSID(), "device": d.DevPath})
 				return false
@@ -286,7 +290,9 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 		m.OSDsPerDevice = types.Int64Value(int64(len(osdIDs)))
 		m.Encrypted = types.BoolValue(d.OSDEncrypted)
 	}
-	if md, err := c.CephOSDMetadata(ctx, host, primary.ID); err != nil {
+	// The resource's OSD is the lowest id on the disk (osd_id).
+	first := m.OSDID.ValueInt64()
+	if md, err := c.CephOSDMetadata(ctx, host, first); err != nil {
 		diags.AddWarning("Cannot read the metadata of "+primary.Name,
 			fmt.Sprintf("PVE could not read the metadata of %s on %s (%v); block.db and block.wal are not verified.", primary.Name, host, err))
 	} else {
@@ -303,7 +309,7 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 	}
 	if m.UUID.IsNull() || m.UUID.IsUnknown() || m.UUID.ValueString() == "" {
 		// lv-info runs ceph-volume on the node: once, not on every refresh.
-		if v, err := c.CephOSDLVInfo(ctx, host, primary.ID, "block"); err == nil && v.OSDFSID() != "" {
+		if v, err := c.CephOSDLVInfo(ctx, host, first, "block"); err == nil && v.OSDFSID() != "" {
 			m.UUID = types.StringValue(v.OSDFSID())
 		} else {
 			if err != nil {

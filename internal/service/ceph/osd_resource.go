@@ -380,6 +380,20 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 		resp.Diagnostics.AddAttributeWarning(path.Root("device"), fmt.Sprintf("%s on %s is a poor OSD", dev, node),
 			fmt.Sprintf("%s (%s): %s. The OSD is created as asked.", dev, disk.Model, strings.Join(v.Reasons, "; ")))
 	}
+	// block.db and block.wal take the sync writes: a consumer drive there
+	// is as bad as one under the data.
+	for _, a := range []struct {
+		name string
+		v    types.String
+	}{{"db_device", plan.DBDevice}, {"wal_device", plan.WALDevice}} {
+		if x := diskByPath(disks, a.v.ValueString()); x != nil {
+			if fam, plp, known := classifyDrive(x.Model); known && !plp {
+				resp.Diagnostics.AddAttributeWarning(path.Root(a.name), fmt.Sprintf("%s on %s has no power-loss protection", a.v.ValueString(), node),
+					fmt.Sprintf("%s (%s) is a consumer drive (%s): every sync write of the OSD goes through its %s, so the OSD is as slow as the drive's sync writes. Measure sync-write IOPS first.",
+						a.v.ValueString(), x.Model, fam, strings.TrimSuffix(a.name, "_device")))
+			}
+		}
+	}
 
 	cr := pve.CephOSDCreateRequest{Dev: dev, DBDev: plan.DBDevice.ValueString(), WALDev: plan.WALDevice.ValueString(),
 		DeviceClass: plan.CrushDeviceClass.ValueString(), Encrypted: plan.Encrypted.ValueBool()}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -466,6 +467,101 @@ func TestAccCephOSD_nodeDown(t *testing.T) {
 				},
 				Config:   cfg,
 				PlanOnly: true,
+			},
+		},
+	})
+}
+
+// block.db and block.wal on other disks with their sizes, encryption and a
+// custom device class, read back from PVE (metadata, disk list, tree) and
+// imported; two OSDs on one NVMe disk (osds_per_device) as one resource.
+func TestAccCephOSD_dbWALEncryptedAndBatch(t *testing.T) {
+	t.Parallel()
+	e := cephEnv(t, 600)
+	setupCeph(t, e)
+	a, b, c := e.Nodes[0], e.Nodes[1], e.Nodes[2]
+	specs := []osdSpec{
+		{node: a, dev: "/dev/sdb", extra: "  db_device          = \"/dev/nvme0n1\"\n  db_size            = 30\n  wal_device         = \"/dev/sdc\"\n  wal_size           = 1.5\n  encrypted          = true\n  crush_device_class = \"fast\"\n"},
+		{node: b, dev: "/dev/sdb", extra: "  db_device = \"/dev/nvme0n1\"\n"},
+		{node: c, dev: "/dev/nvme0n1", extra: "  osds_per_device = 2\n"},
+	}
+	cfg := osdConfig(e, specs...)
+	aSDB, bSDB, cNVMe := osdAddr(a, "/dev/sdb"), osdAddr(b, "/dev/sdb"), osdAddr(c, "/dev/nvme0n1")
+	importID := func(addr, node string, idx int) resource.ImportStateIdFunc {
+		return func(s *terraform.State) (string, error) {
+			rs := s.RootModule().Resources[addr]
+			if rs == nil {
+				return "", fmt.Errorf("%s not in state", addr)
+			}
+			return node + "/" + rs.Primary.Attributes[fmt.Sprintf("osd_ids.%d", idx)], nil
+		}
+	}
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkNoOSDs(e),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(aSDB, "db_device", "/dev/nvme0n1"),
+					resource.TestCheckResourceAttr(aSDB, "db_size", "30"),
+					resource.TestCheckResourceAttr(aSDB, "wal_device", "/dev/sdc"),
+					resource.TestCheckResourceAttr(aSDB, "wal_size", "1.5"),
+					resource.TestCheckResourceAttr(aSDB, "encrypted", "true"),
+					resource.TestCheckResourceAttr(aSDB, "crush_device_class", "fast"),
+					// 10 % of the 480 GB disk, rounded to whole LVM extents.
+					resource.TestCheckResourceAttr(bSDB, "db_size", "44.714844"),
+					resource.TestCheckNoResourceAttr(bSDB, "wal_device"),
+					resource.TestCheckResourceAttr(cNVMe, "osds_per_device", "2"),
+					resource.TestCheckResourceAttr(cNVMe, "osd_ids.#", "2"),
+					resource.TestCheckResourceAttr(cNVMe, "crush_device_class", "nvme"),
+					func(s *terraform.State) error {
+						ctx := context.Background()
+						id, _ := stateOSDID(s, aSDB)
+						md, err := e.Client.CephOSDMetadata(ctx, a, id)
+						if err != nil {
+							return err
+						}
+						if db, wal := md.Device("db"), md.Device("wal"); db == nil || db.PhysicalDevice != "nvme0n1" || db.Size != 30<<30 ||
+							wal == nil || wal.PhysicalDevice != "sdc" || wal.Size != 1536<<20 {
+							return fmt.Errorf("PVE reports devices %+v", md.Devices)
+						}
+						disks, err := e.Client.ListDisks(ctx, a, false)
+						if err != nil {
+							return err
+						}
+						for _, d := range disks {
+							if d.DevPath == "/dev/sdb" && !d.OSDEncrypted {
+								return fmt.Errorf("PVE reports /dev/sdb not encrypted: %+v", d)
+							}
+							if d.DevPath == "/dev/nvme0n1" && (d.DBs != 1 || d.OSDID >= 0) {
+								return fmt.Errorf("PVE reports the DB disk as %+v", d)
+							}
+						}
+						if o := tree(t, e).OSD(id); o == nil || o.DeviceClass != "fast" {
+							return fmt.Errorf("tree: %+v", o)
+						}
+						cDisks, err := e.Client.ListDisks(ctx, c, false)
+						if err != nil {
+							return err
+						}
+						for _, d := range cDisks {
+							if d.DevPath == "/dev/nvme0n1" && len(d.OSDIDs) != 2 {
+								return fmt.Errorf("PVE lists %v on %s /dev/nvme0n1", d.OSDIDs, c)
+							}
+						}
+						return nil
+					},
+				),
+			},
+			{ResourceName: aSDB, ImportState: true, ImportStateVerify: true, ImportStateIdFunc: importID(aSDB, a, 0)},
+			{ResourceName: bSDB, ImportState: true, ImportStateVerify: true, ImportStateIdFunc: importID(bSDB, b, 0)},
+			// Either OSD of the disk imports the pair.
+			{ResourceName: cNVMe, ImportState: true, ImportStateVerify: true, ImportStateIdFunc: importID(cNVMe, c, 1)},
+			{
+				// A bigger block.db would need a new OSD.
+				Config:      osdConfig(e, osdSpec{node: a, dev: "/dev/sdb", extra: strings.Replace(specs[0].extra, "= 30", "= 40", 1)}, specs[1], specs[2]),
+				PlanOnly:    true,
+				ExpectError: errRE(words("Changing db_size needs a new Ceph OSD"), words("PVE reports db_size = 30")),
 			},
 		},
 	})
