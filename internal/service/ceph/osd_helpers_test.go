@@ -228,3 +228,34 @@ func withDeleteTimeout(specs []osdSpec, d string) []osdSpec {
 	}
 	return out
 }
+
+// destroyOutside destroys an OSD the way an admin would in the GUI: out,
+// stop, destroy with cleanup (no pool holds data, so nothing is lost).
+func destroyOutside(t *testing.T, e *acctest.Env, node string, id int64) {
+	t.Helper()
+	ctx := context.Background()
+	c := e.RootClient(t)
+	if err := c.CephOSDOut(ctx, node, id); err != nil {
+		t.Fatal(err)
+	}
+	upid, err := c.CephServiceStop(ctx, node, fmt.Sprintf("osd.%d", id))
+	if _, err := c.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
+	upid, err = c.CephDestroyOSD(ctx, node, id, true)
+	if _, err := c.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createOutside creates an OSD through the client and returns its id.
+func createOutside(t *testing.T, e *acctest.Env, node, dev string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	c := e.RootClient(t)
+	upid, err := c.CephCreateOSD(ctx, node, pve.CephOSDCreateRequest{Dev: dev})
+	if _, err := c.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
+	return osdOn(t, e, node, dev)
+}

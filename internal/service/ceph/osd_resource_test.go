@@ -142,6 +142,41 @@ func TestAccCephOSD_referenceLab(t *testing.T) {
 				ExpectError: errRE(words("Changing encrypted needs a new Ceph OSD"), words("terraform apply -replace")),
 			},
 			{
+				// Destroyed outside Terraform, and a new OSD elsewhere got its
+				// id: the fsid shows it is not the resource's OSD, so the
+				// resource is recreated on its disk and the other OSD is
+				// left alone.
+				PreConfig: func() {
+					old := osdOn(t, e, b, "/dev/sdc")
+					destroyOutside(t, e, b, old)
+					if id := createOutside(t, e, b, "/dev/nvme0n1"); id != old {
+						t.Fatalf("precondition: the new OSD got osd.%d, not the freed osd.%d", id, old)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(osdAddr(b, "/dev/sdc"), plancheck.ResourceActionCreate),
+				}},
+				Check: func(s *terraform.State) error {
+					id, err := stateOSDID(s, osdAddr(b, "/dev/sdc"))
+					if err != nil {
+						return err
+					}
+					if onDisk := osdOn(t, e, b, "/dev/sdc"); onDisk != id {
+						return fmt.Errorf("state says osd.%d on %s /dev/sdc, PVE lists osd.%d", id, b, onDisk)
+					}
+					if foreign := osdOn(t, e, b, "/dev/nvme0n1"); foreign < 0 || foreign == id {
+						return fmt.Errorf("the OSD on /dev/nvme0n1 was touched: osd.%d", foreign)
+					}
+					return nil
+				},
+			},
+			{
+				PreConfig: func() { destroyOutside(t, e, b, osdOn(t, e, b, "/dev/nvme0n1")) },
+				Config:    cfg,
+				PlanOnly:  true,
+			},
+			{
 				// force is state only: an in-place update that touches nothing in PVE.
 				Config: osdConfig(e, append(labOSDs(e, a+":/dev/sdb"), osdSpec{node: a, dev: "/dev/sdb", extra: "  force = false\n  timeouts {\n    delete = \"5m\"\n  }\n"})...),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
