@@ -381,8 +381,12 @@ func TestAccCephOSD_destroyRefusedWhenItWouldLoseTheLastCopy(t *testing.T) {
 				// whose only copy sits on the OSD, which has crashed.
 				PreConfig: func() {
 					deletePool(t, e, "ceph")
-					createPool(t, e, "scratch", 1, 1, 32, 1<<30)
-					e.Sim.SetCephOSDUp(int(osdOn(t, e, a, "/dev/sdb")), false)
+					createPool(t, e, "scratch", 1, 1, 64, 1<<30)
+					id := osdOn(t, e, a, "/dev/sdb")
+					if o := tree(t, e).OSD(id); o == nil || o.PGs == 0 {
+						t.Fatalf("precondition: osd.%d holds no PG of the size 1 pool: %+v", id, o)
+					}
+					e.Sim.SetCephOSDUp(int(id), false)
 				},
 				Config:      osdConfig(e, without...),
 				ExpectError: errRE(words("Refusing to destroy osd.")+`\d+:\s+`+words("Ceph cannot drain it as the cluster is now"), words("PGs inactive"), words("Down OSDs:")+`\s+osd\.\d+\s+\(`+a+`\)`),
