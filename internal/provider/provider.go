@@ -326,6 +326,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		ceph.NewManagerResource,
 		ceph.NewPoolResource,
 		ceph.NewFlagsResource,
+		ceph.NewOSDResource,
 	}
 }
 
@@ -337,5 +338,7 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		cluster.NewClusterJoinInfoDataSource,
 		cluster.NewVersionDataSource,
 		ceph.NewStatusDataSource,
+		ceph.NewOSDsDataSource,
+		ceph.NewNodeDisksDataSource,
 	}
 }

@@ -243,6 +243,7 @@ type CephOSDCreateRequest struct {
 	Dev           string // /dev/sdb
 	DBDev, WALDev string
 	DBDevSizeGiB  float64
+	WALDevSizeGiB float64
 	DeviceClass   string
 	Encrypted     bool
 	OSDsPerDevice int64
@@ -261,6 +262,9 @@ func (c *Client) CephCreateOSD(ctx context.Context, node string, r CephOSDCreate
 	}
 	if r.DBDevSizeGiB > 0 {
 		p.Set("db_dev_size", strconv.FormatFloat(r.DBDevSizeGiB, 'f', -1, 64))
+	}
+	if r.WALDevSizeGiB > 0 {
+		p.Set("wal_dev_size", strconv.FormatFloat(r.WALDevSizeGiB, 'f', -1, 64))
 	}
 	if r.DeviceClass != "" {
 		p.Set("crush-device-class", r.DeviceClass)

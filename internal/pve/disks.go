@@ -21,6 +21,27 @@ type Disk struct {
 	// OSDID is the Ceph OSD on the disk, -1 for none; OSDIDs lists all of them.
 	OSDID  int64
 	OSDIDs []int64
+	// OSDEncrypted: the OSD data on the disk is dm-crypt encrypted.
+	OSDEncrypted bool
+	// DBs and WALs count the block.db and block.wal LVs (of OSDs on other
+	// disks) that live on this disk.
+	DBs, WALs int64
+	// ByIDLink is a stable /dev/disk/by-id path of the disk ("" if PVE
+	// reports none).
+	ByIDLink string
+}
+
+// HasOSD reports whether OSD id keeps its data on the disk.
+func (d Disk) HasOSD(id int64) bool {
+	if len(d.OSDIDs) == 0 {
+		return id >= 0 && d.OSDID == id
+	}
+	for _, x := range d.OSDIDs {
+		if x == id {
+			return true
+		}
+	}
+	return false
 }
 
 // ListDisks lists the node's disks; unusedOnly asks PVE for free disks only.
@@ -47,6 +68,10 @@ func (c *Client) ListDisks(ctx context.Context, node string, unusedOnly bool) ([
 		Used    flexString `json:"used"`
 		OSDID   flexString `json:"osdid"`
 		OSDIDs  []flexInt  `json:"osdid-list"`
+		Crypt   flexBool   `json:"osdencrypted"`
+		DB      flexInt    `json:"db"`
+		WAL     flexInt    `json:"wal"`
+		ByID    flexString `json:"by_id_link"`
 	}
 	if err := c.Get(ctx, "/nodes/"+PathEscape(node)+"/disks/list", p, &wire); err != nil {
 		return nil, err
@@ -56,7 +81,8 @@ func (c *Client) ListDisks(ctx context.Context, node string, unusedOnly bool) ([
 		d := Disk{DevPath: string(w.DevPath), Model: string(w.Model), Serial: string(w.Serial), Vendor: string(w.Vendor),
 			WWN: string(w.WWN), Size: int64(w.Size), Type: string(w.Type), RPM: atoiOr(string(w.RPM), 0),
 			Wearout: atoiOr(string(w.Wearout), -1), Health: string(w.Health), GPT: bool(w.GPT), Mounted: bool(w.Mounted),
-			Used: string(w.Used), OSDID: atoiOr(string(w.OSDID), -1)}
+			Used: string(w.Used), OSDID: atoiOr(string(w.OSDID), -1), OSDEncrypted: bool(w.Crypt), DBs: int64(w.DB),
+			WALs: int64(w.WAL), ByIDLink: string(w.ByID)}
 		for _, id := range w.OSDIDs {
 			d.OSDIDs = append(d.OSDIDs, int64(id))
 		}

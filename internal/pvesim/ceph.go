@@ -83,6 +83,7 @@ func registerCeph(t *routeTable) {
 	t.add("POST", "/nodes/{node}/ceph/osd", &method{rootOnly: true, params: schema{
 		"node": nodeParam(), "dev": pStr().req(), "db_dev": pStr(), "wal_dev": pStr(),
 		"db_dev_size":        param{typ: tNumber, optional: true, min: i64(1), requires: "db_dev"},
+		"wal_dev_size":       param{typ: tNumber, optional: true, minF: f64(0.5), requires: "wal_dev"},
 		"crush-device-class": pStr(), "encrypted": pBool(), "osds-per-device": pInt(i64(1), nil),
 	}, handler: cephCreateOSD})
 	t.add("GET", "/nodes/{node}/ceph/osd/{osdid}", &method{params: osdID, handler: func(c *call) (any, *apiError) {
@@ -762,10 +763,19 @@ func cephOSDTree(c *call) (any, *apiError) {
 			}
 		}
 	}
+	// osd df's pgs: the PGs an OSD serves or stores (an out OSD keeps
+	// counting the PGs it still holds until they are backfilled elsewhere).
 	pgs := map[int]int{}
 	for _, p := range cs.Pools {
-		for i := range p.PGs {
+		for i, pg := range p.PGs {
+			on := map[int]bool{}
 			for _, id := range cs.upSet(p, i) {
+				on[id] = true
+			}
+			for id := range pg.Copies {
+				on[id] = true
+			}
+			for id := range on {
 				pgs[id]++
 			}
 		}
@@ -796,14 +806,17 @@ func cephOSDTree(c *call) (any, *apiError) {
 				"status": status, "in": boolInt(o.In), "crush_weight": math.Round(float64(o.Size)/(1<<40)*1e5) / 1e5,
 				"reweight": float64(boolInt(o.In)), "device_class": o.Class, "pgs": pgs[id],
 				"total_space": int64(total), "bytes_used": int64(used[id]), "percent_used": used[id] * 100 / math.Max(total, 1),
-				"osdtype": "bluestore", "blfsdev": o.Dev, "ceph_version": "ceph version 19.2.3 (pve) squid (stable)", "ceph_version_short": "19.2.3",
+				"osdtype": "bluestore", "blfsdev": o.dmNode(dmBlock), "ceph_version": "ceph version 19.2.3 (pve) squid (stable)", "ceph_version_short": "19.2.3",
 				"commit_latency_ms": 0, "apply_latency_ms": 0,
 			}
+			// osd metadata's bluefs_{db,wal}_dev_node: the block device's dm
+			// node when there is no dedicated one.
+			e["dbdev"], e["waldev"] = o.dmNode(dmBlock), o.dmNode(dmBlock)
 			if o.DBDev != "" {
-				e["dbdev"] = o.DBDev
+				e["dbdev"] = o.dmNode(dmDB)
 			}
 			if o.WALDev != "" {
-				e["waldev"] = o.WALDev
+				e["waldev"] = o.dmNode(dmWAL)
 			}
 			osds = append(osds, e)
 		}
@@ -938,6 +951,7 @@ func cephCreateOSD(c *call) (any, *apiError) {
 			id := cs.nextOSDID()
 			o := &cephOSD{ID: id, Host: node, Dev: d.DevPath, Class: class, Encrypted: p["encrypted"] == "1",
 				Size: d.Size / int64(n), Up: true, In: !cs.Flags["noin"], UUID: randUUID(), DBDev: seen["db_dev"], WALDev: seen["wal_dev"]}
+			o.DBSize, o.WALSize = osdDBWALSizes(cs, d.Size, p)
 			if cs.Flags["noup"] {
 				o.Up = false
 				o.DownSince = cs.Clock

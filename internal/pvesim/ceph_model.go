@@ -93,6 +93,8 @@ type cephOSD struct {
 	Class     string  `json:"class"`
 	Encrypted bool    `json:"encrypted,omitempty"`
 	Size      int64   `json:"size"`
+	DBSize    int64   `json:"db_size,omitempty"`  // bytes of the block.db LV on DBDev
+	WALSize   int64   `json:"wal_size,omitempty"` // bytes of the block.wal LV on WALDev
 	Up        bool    `json:"up"`
 	In        bool    `json:"in"`
 	DownSince float64 `json:"down_since,omitempty"`
@@ -549,19 +551,36 @@ func (cs *cephState) okToStop(ids ...int) (bool, string) {
 	return true, ""
 }
 
-// safeToDestroy is `ceph osd safe-to-destroy`.
+// safeToDestroy is `ceph osd safe-to-destroy` after the mgr's
+// DaemonServer::_check_safe_to_destroy: an OSD that PGs map to (or that
+// still holds a copy) is not safe; a down OSD cannot report stats, so while
+// not every PG is active+clean no conclusion is drawn; an up OSD that holds
+// nothing is safe (stopping it is the caller's next step).
 func (cs *cephState) safeToDestroy(id int) (bool, string) {
 	o := cs.OSDs[id]
 	if o == nil {
-		return false, fmt.Sprintf("osd.%d does not exist", id)
+		return true, "" // "clearly safe to destroy": it is gone
 	}
 	if pgs := cs.storedPGs(id); len(pgs) > 0 {
 		return false, fmt.Sprintf("OSD(s) %d have %d pgs currently mapped to them.", id, len(pgs))
 	}
-	if o.isUp() {
-		return false, fmt.Sprintf("OSD(s) %d are still up.", id)
+	if !o.isUp() && !cs.allActiveClean() {
+		return false, fmt.Sprintf("OSD(s) %d have no reported stats, and not all PGs are active+clean; we cannot draw any conclusions.", id)
 	}
 	return true, ""
+}
+
+// allActiveClean: every PG is active+clean (remapped included).
+func (cs *cephState) allActiveClean() bool {
+	for _, p := range cs.Pools {
+		for i := range p.PGs {
+			st := cs.pgState(p, i)
+			if !st.active || st.degraded || len(st.missing) > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // destroyOSD removes an OSD and its copies, recording an unsafe destroy.

@@ -84,6 +84,34 @@ func (s *Sim) diskOSDs(ns *nodeState, d *simDisk) []int {
 	return out
 }
 
+// diskRoles is what Diskmanage's get_ceph_volume_infos reads from the LVM
+// tags on a disk: the OSDs whose data (block) LV lives there, in id order,
+// how many block.db and block.wal LVs it holds, and whether any data LV is
+// dm-crypt encrypted.
+func (s *Sim) diskRoles(ns *nodeState, d *simDisk) (block []int, db, wal int, encrypted bool) {
+	cs := s.st.Domains[ns.Domain].Ceph
+	if cs == nil {
+		return nil, 0, 0, false
+	}
+	for _, id := range cs.osdIDs() {
+		o := cs.OSDs[id]
+		if o.Host != ns.Name {
+			continue
+		}
+		if o.Dev == d.DevPath {
+			block = append(block, id)
+			encrypted = encrypted || o.Encrypted
+		}
+		if o.DBDev == d.DevPath {
+			db++
+		}
+		if o.WALDev == d.DevPath {
+			wal++
+		}
+	}
+	return block, db, wal, encrypted
+}
+
 // diskUsed is Diskmanage's "used": "" when the disk is free.
 func (s *Sim) diskUsed(ns *nodeState, d *simDisk) string {
 	switch {
@@ -117,14 +145,15 @@ func listDisks(c *call) (any, *apiError) {
 	sort.Slice(disks, func(i, j int) bool { return disks[i].DevPath < disks[j].DevPath })
 	for _, d := range disks {
 		used := s.diskUsed(ns, d)
-		osds := s.diskOSDs(ns, d)
+		osds, dbs, wals, encrypted := s.diskRoles(ns, d)
 		switch c.params["type"] {
 		case "unused":
 			if used != "" {
 				continue
 			}
 		case "journal_disks":
-			if used != "" && used != "LVM" && (used != "partitions" || !d.GPT) {
+			// API2/Disks.pm: no OSD data disks, and only LVM or GPT partitions.
+			if len(osds) > 0 || (used != "" && used != "LVM" && (used != "partitions" || !d.GPT)) {
 				continue
 			}
 		}
@@ -148,9 +177,22 @@ func listDisks(c *call) (any, *apiError) {
 		if used != "" {
 			e["used"] = used
 		}
+		// Diskmanage: osdid is the last OSD found (ids of a disk in order),
+		// osdid-list all of them; bluestore and osdencrypted only on OSD data
+		// disks; db and wal count the LVs of other OSDs' block.db/block.wal.
 		if len(osds) > 0 {
-			e["osdid"] = osds[0]
+			e["osdid"] = osds[len(osds)-1]
 			e["osdid-list"] = osds
+			e["bluestore"] = 1
+			e["osdencrypted"] = boolInt(encrypted)
+		} else {
+			e["osdid-list"] = nil
+		}
+		if dbs > 0 {
+			e["db"] = dbs
+		}
+		if wals > 0 {
+			e["wal"] = wals
 		}
 		out = append(out, e)
 	}

@@ -21,9 +21,11 @@ const (
 )
 
 type param struct {
-	typ       ptype
-	optional  bool
-	min, max  *int64
+	typ      ptype
+	optional bool
+	min, max *int64
+	// minF is a minimum that is not an integer (wal_dev_size: 0.5).
+	minF      *float64
 	enum      []string
 	format    string
 	maxLength int
@@ -133,6 +135,16 @@ func (p param) check(v string) string {
 	case tNumber:
 		if !numberRE.MatchString(v) {
 			return fmt.Sprintf("type check ('number') failed - got '%s'", v)
+		}
+		x, _ := strconv.ParseFloat(v, 64)
+		if p.minF != nil && x < *p.minF {
+			return fmt.Sprintf("value must have a minimum value of %s", strconv.FormatFloat(*p.minF, 'f', -1, 64))
+		}
+		if p.min != nil && x < float64(*p.min) {
+			return fmt.Sprintf("value must have a minimum value of %d", *p.min)
+		}
+		if p.max != nil && x > float64(*p.max) {
+			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
 		}
 		return ""
 	}

@@ -177,7 +177,11 @@ func compareParam(t testingT, where string, sim param, pve schemaParam, exists b
 	if !slices.Equal(sortedCopy(sim.enum), sortedCopy(pve.Enum)) {
 		t.Errorf("%s: enum %v, PVE %v", where, sim.enum, pve.Enum)
 	}
-	if !sameBound(sim.min, pve.Minimum) || !sameBound(sim.max, pve.Maximum) {
+	lo := sameBound(sim.min, pve.Minimum)
+	if sim.minF != nil {
+		lo = pve.Minimum != nil && *sim.minF == float64(*pve.Minimum)
+	}
+	if !lo || !sameBound(sim.max, pve.Maximum) {
 		t.Errorf("%s: range %v..%v, PVE %v..%v", where, fmtBound(sim.min), fmtBound(sim.max), fmtF(pve.Minimum), fmtF(pve.Maximum))
 	}
 	if pve.MaxLength != nil && sim.maxLength != *pve.MaxLength {

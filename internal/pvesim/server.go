@@ -141,6 +141,7 @@ func buildRoutes(rel pveRelease) []*route {
 	registerACME(t)
 	registerNodeConfig(t)
 	registerCeph(t)
+	registerCephOSD(t)
 	registerDisks(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
