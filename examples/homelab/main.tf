@@ -1,6 +1,6 @@
 # The reference lab: three workstations z2g4a/b/c, from three freshly
-# installed standalone nodes to a cluster. Ceph, storage and VMs join it as
-# the provider grows.
+# installed standalone nodes to a cluster with hyper-converged Ceph
+# (ceph.tf). Storage and VMs join it as the provider grows.
 
 terraform {
   required_providers {

@@ -21,3 +21,18 @@ output "cluster" {
     fingerprint = pve_cluster.lab.fingerprint
   }
 }
+
+data "pve_ceph_status" "lab" {
+  depends_on = [pve_ceph_pool.vm]
+}
+
+output "ceph" {
+  description = "Ceph: fsid, health, OSD ids by node/device, the VM pool."
+  value = {
+    fsid   = pve_ceph_cluster.lab.fsid
+    health = data.pve_ceph_status.lab.health
+    checks = [for c in data.pve_ceph_status.lab.checks : "${c.name}: ${c.summary}"]
+    osds   = { for k, o in pve_ceph_osd.lab : k => o.osd_id }
+    pool   = pve_ceph_pool.vm.name
+  }
+}
