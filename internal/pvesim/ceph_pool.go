@@ -295,3 +295,15 @@ func (s *Sim) CephPoolIDs() map[string]int {
 	})
 	return out
 }
+
+// SetCephPoolSize sets a pool's size and min_size as `ceph osd pool set
+// <pool> size 1 --yes-i-really-mean-it` (with mon_allow_pool_size_one) does
+// on the command line; PVE's API cannot set size 1.
+func (s *Sim) SetCephPoolSize(pool string, size, minSize int) {
+	s.forEachCeph(func(cs *cephState) {
+		if p := cs.pool(pool); p != nil {
+			p.Size, p.MinSize = size, minSize
+			cs.settle()
+		}
+	})
+}

@@ -351,7 +351,14 @@ func TestAccCephOSD_destroyRefusedWhenItWouldLoseTheLastCopy(t *testing.T) {
 			{
 				PreConfig: func() {
 					createPool(t, e, "ceph", 3, 2, 64, 4<<30)
-					down = []int{int(osdOn(t, e, b, "/dev/sdb")), int(osdOn(t, e, c, "/dev/sdc"))}
+					// Every OSD of the other two hosts: each PG keeps one
+					// copy (on a), below min_size 2, whichever OSD ids
+					// the parallel creates handed out.
+					for _, n := range []string{b, c} {
+						for _, dev := range []string{"/dev/sdb", "/dev/sdc"} {
+							down = append(down, int(osdOn(t, e, n, dev)))
+						}
+					}
 					for _, id := range down {
 						e.Sim.SetCephOSDUp(id, false)
 					}
@@ -360,7 +367,7 @@ func TestAccCephOSD_destroyRefusedWhenItWouldLoseTheLastCopy(t *testing.T) {
 						t.Fatal(err)
 					}
 					if _, ok := st.Checks["PG_AVAILABILITY"]; !ok {
-						t.Fatalf("precondition: no inactive PGs with osd.%d and osd.%d down: %v", down[0], down[1], st.PGsByState)
+						t.Fatalf("precondition: no inactive PGs with %v down: %v", down, st.PGsByState)
 					}
 				},
 				Config: osdConfig(e, without...),
@@ -377,11 +384,14 @@ func TestAccCephOSD_destroyRefusedWhenItWouldLoseTheLastCopy(t *testing.T) {
 				Check:  resource.ComposeAggregateTestCheckFunc(intact, resource.TestCheckResourceAttr(aSDB, "in", "true")),
 			},
 			{
-				// A pool without replicas (PVE lets the client set size 1)
+				// A pool without replicas (size 1 set on the command line)
 				// whose only copy sits on the OSD, which has crashed.
 				PreConfig: func() {
 					deletePool(t, e, "ceph")
-					createPool(t, e, "scratch", 1, 1, 64, 1<<30)
+					// PVE's API cannot set size 1 (Ceph wants
+					// --yes-i-really-mean-it); an admin does it by hand.
+					createPool(t, e, "scratch", 3, 2, 64, 1<<30)
+					e.Sim.SetCephPoolSize("scratch", 1, 1)
 					id := osdOn(t, e, a, "/dev/sdb")
 					if o := tree(t, e).OSD(id); o == nil || o.PGs == 0 {
 						t.Fatalf("precondition: osd.%d holds no PG of the size 1 pool: %+v", id, o)
