@@ -20,14 +20,14 @@ echo "test.sh: CLI $TF_ACC_TERRAFORM_PATH ($("$TF_ACC_TERRAFORM_PATH" version 2>
 echo "test.sh: go vet ./..."
 go vet ./...
 
-echo "test.sh: go test -count=1 ${GOTESTFLAGS:+$GOTESTFLAGS }./..."
+echo "test.sh: go test -count=1 -timeout 45m ${GOTESTFLAGS:+$GOTESTFLAGS }./..."
 # shellcheck disable=SC2086
-go test -count=1 ${GOTESTFLAGS:-} ./...
+go test -count=1 -timeout 45m ${GOTESTFLAGS:-} ./...
 
 # The acceptance tests once more against the oldest PVE release pvesim simulates.
-echo "test.sh: PVESIM_RELEASE=8.4 go test -count=1 -run TestAcc ./internal/service/..."
+echo "test.sh: PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run TestAcc ./internal/service/..."
 # shellcheck disable=SC2086
-PVESIM_RELEASE=8.4 go test -count=1 -run TestAcc ${GOTESTFLAGS:-} ./internal/service/...
+PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run TestAcc ${GOTESTFLAGS:-} ./internal/service/...
 
 echo "test.sh: scripts/docs.sh --check"
 "$root/scripts/docs.sh" --check
