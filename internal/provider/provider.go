@@ -321,6 +321,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		clusteroptions.NewResource,
 		apt.NewResource,
 		node.NewTunedProfileResource,
+		node.NewNICRingResource,
 		ceph.NewClusterResource,
 		ceph.NewMonitorResource,
 		ceph.NewManagerResource,
