@@ -448,7 +448,9 @@ func (r *nicRingResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	ex := r.PD.NodeExec
 	node, iface := state.Node.ValueString(), state.Iface.ValueString()
-	fail := func(err error) { framework.AddUnable(&resp.Diagnostics, "Delete", "NIC ring sizes", node+"/"+iface, err) }
+	fail := func(err error) {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "NIC ring sizes", node+"/"+iface, err)
+	}
 	unlock, err := ex.Lock(ctx, node)
 	if err != nil {
 		fail(err)

@@ -251,7 +251,7 @@ func TestAccNodeNICRing_unknownDriverReadback(t *testing.T) {
 	}})
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{{
-			Config: e.Config(ringConfig(node, "cx354ap1", "rx = 3000\n  tx = 1024")),
+			Config:      e.Config(ringConfig(node, "cx354ap1", "rx = 3000\n  tx = 1024")),
 			ExpectError: errRE(`Unable to Create NIC ring sizes ` + node + `/cx354ap1.*the mlx4_en_oot driver of cx354ap1 applied rx 4096 instead of 3000; the provider restored the previous sizes. Set values the driver keeps \(such as rx = 4096\)`),
 		}},
 	})
