@@ -322,6 +322,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		apt.NewResource,
 		node.NewTunedProfileResource,
 		node.NewNICRingResource,
+		node.NewTrustedCAResource,
 		ceph.NewClusterResource,
 		ceph.NewMonitorResource,
 		ceph.NewManagerResource,

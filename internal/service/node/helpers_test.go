@@ -130,3 +130,8 @@ func count(lines []string, line string) int {
 func errRE(pattern string) *regexp.Regexp {
 	return regexp.MustCompile("(?s)" + strings.ReplaceAll(pattern, " ", `\s+`))
 }
+
+// writeOutside writes a file on a node behind Terraform's back.
+func writeOutside(ex *nodeexec.Pool, node, path, content string) error {
+	return ex.WriteFile(context.Background(), node, nodeexec.File{Path: path, Content: []byte(content), Mode: 0o644})
+}
