@@ -93,7 +93,7 @@ func (r *trustedCAResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Required:            true,
 				MarkdownDescription: "File name without `.crt`, such as `root-ca-a`: the certificate goes to `/usr/local/share/ca-certificates/<name>.crt`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators: []validator.String{caNameValidator{}},
+				Validators:          []validator.String{caNameValidator{}},
 			},
 			"pem": schema.StringAttribute{
 				Required:            true,
