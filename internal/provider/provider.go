@@ -323,6 +323,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		node.NewTunedProfileResource,
 		node.NewNICRingResource,
 		node.NewTrustedCAResource,
+		node.NewFileResource,
 		ceph.NewClusterResource,
 		ceph.NewMonitorResource,
 		ceph.NewManagerResource,
