@@ -324,6 +324,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		node.NewNICRingResource,
 		node.NewTrustedCAResource,
 		node.NewFileResource,
+		node.NewServiceResource,
 		ceph.NewClusterResource,
 		ceph.NewMonitorResource,
 		ceph.NewManagerResource,
