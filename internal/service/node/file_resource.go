@@ -83,7 +83,7 @@ func deniedList() string {
 		if d.prefix {
 			name += "*"
 		}
-		fmt.Fprintf(&b, "\n  - `%s` %s.", name, d.why)
+		fmt.Fprintf(&b, "\n- `%s` %s.", name, d.why)
 	}
 	return b.String()
 }
@@ -108,7 +108,7 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"`reload_units` (units that are not running stay stopped; start them with `pve_node_service`). If that fails, the file " +
 			"stays written and the next plan repeats the restart.\n\n" +
 			"**Allowed paths.** Files under `/etc/` and `/usr/local/`, given as clean absolute paths (no `..`), except those another " +
-			"owner rewrites or whose mistakes lock the provider out:" + deniedList() + "\n\n" +
+			"owner rewrites or whose mistakes lock the provider out:\n" + deniedList() + "\n\n" +
 			"Existing files are overwritten (adopted) on create. A symbolic link is refused (manage the file it points to). Missing " +
 			"parent directories are created (0755 root:root). Destroy removes the file (and runs `daemon_reload` and the units as " +
 			"after a change) unless `keep_on_destroy` is set. The content is stored in the Terraform state; do not put secrets here " +

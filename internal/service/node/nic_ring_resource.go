@@ -73,8 +73,9 @@ func (r *nicRingResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"unit `/etc/systemd/system/pve-nic-ring-<iface>.service` (a oneshot running `/usr/sbin/ethtool -G <iface> ...`, " +
 			"`WantedBy=` and `BindsTo=` the interface's device unit, ordered before `network-pre.target`) and enables it, so the " +
 			"sizes are set whenever the device appears, before ifupdown2 configures it. `/etc/network/interfaces` is left alone: " +
-			"it belongs to PVE's network API (and `pve_node_network`), whose rewrites would drop a `post-up ethtool` line. A missing, " +
-			"disabled or edited unit shows up in the next plan as a change of `boot_command`.\n\n" +
+			"PVE's network API (and `pve_node_network`) writes that file under its own lock and stages changes in " +
+			"`interfaces.new`, so a second writer would race it, and a `post-up ethtool` line there is lost when the interface is " +
+			"deleted and re-created. A missing, disabled or edited unit shows up in the next plan as a change of `boot_command`.\n\n" +
 			"Destroying the resource disables and removes the unit; the NIC keeps its current sizes until the next reboot, when " +
 			"the driver's defaults return.\n\n" +
 			"Needs the provider's `ssh` block (root, or a user with password-less sudo) and `ethtool` on the node (installed on PVE).",
