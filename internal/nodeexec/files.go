@@ -21,7 +21,8 @@ type File struct {
 	Mode   fs.FileMode // permission bits; 0 means 0644
 	Owner  string      // "" means root
 	Group  string      // "" means root
-	// MakeDirs creates missing parent directories (0755, root:root).
+	// MakeDirs creates missing parent directories (0755, root:root); an
+	// existing parent keeps its mode and owner.
 	MakeDirs bool
 }
 
@@ -67,8 +68,18 @@ func (p *Pool) WriteFile(ctx context.Context, node string, f File) error {
 	dir, base := path.Split(f.Path)
 	dir = strings.TrimSuffix(dir, "/")
 	if f.MakeDirs && dir != "" {
-		if _, err := p.Run(ctx, node, Cmd("install", "-d", "-m", "0755", "-o", "root", "-g", "root", "--", dir)); err != nil {
+		// install -d sets the mode and owner of the directory even when it
+		// exists (coreutils does not preserve existing directories there,
+		// unlike mkdir -p), which would open up a directory such as
+		// /etc/ssl/private: run it only for a missing one.
+		exists, err := p.isDir(ctx, node, dir)
+		if err != nil {
 			return err
+		}
+		if !exists {
+			if _, err := p.Run(ctx, node, Cmd("install", "-d", "-m", "0755", "-o", "root", "-g", "root", "--", dir)); err != nil {
+				return err
+			}
 		}
 	}
 	suffix := make([]byte, 6)
@@ -91,6 +102,22 @@ func (p *Pool) WriteFile(ctx context.Context, node string, f File) error {
 		return err
 	}
 	return nil
+}
+
+// isDir reports whether dir is a directory on node (false when it does
+// not exist; an error when something else is there).
+func (p *Pool) isDir(ctx context.Context, node, dir string) (bool, error) {
+	res, err := p.Run(ctx, node, Cmd("stat", "-c", "%F", "--", dir))
+	if err != nil {
+		if isNotExist(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	if kind := strings.TrimSpace(string(res.Stdout)); kind != "directory" {
+		return false, fmt.Errorf("node %s: %s is a %s, not a directory", node, dir, kind)
+	}
+	return true, nil
 }
 
 // ReadFile returns the content of a file on node; a missing file is an

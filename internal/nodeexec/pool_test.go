@@ -550,8 +550,23 @@ func TestWriteAndReadFiles(t *testing.T) {
 			t.Errorf("content on a command line: %q", c.Line)
 		}
 	}
-	if want := []string{"install", "install", "mv", "cat", "stat"}; !reflect.DeepEqual(progs, want) {
+	if want := []string{"stat", "install", "install", "mv", "cat", "stat"}; !reflect.DeepEqual(progs, want) {
 		t.Errorf("commands %v, want %v", progs, want)
+	}
+	// The directory exists now: install -d, which would reset its mode
+	// and owner, does not run again.
+	l.sim.ResetSSHCommands()
+	if err := p.WriteFile(ctx, "z2g4a", nodeexec.File{Path: path, Content: content, MakeDirs: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range l.sim.SSHCommands() {
+		if c.Argv[0] == "install" && c.Argv[1] == "-d" {
+			t.Errorf("install -d on an existing directory: %q", c.Line)
+		}
+	}
+	if err := p.WriteFile(ctx, "z2g4a", nodeexec.File{Path: path + "/x", Content: content, MakeDirs: true}); err == nil ||
+		!strings.Contains(err.Error(), "is a regular file, not a directory") {
+		t.Errorf("a file as parent directory: %v", err)
 	}
 	if _, err := p.ReadFile(ctx, "z2g4a", "/etc/nope.conf"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)

@@ -47,6 +47,9 @@ type SSHCommand struct {
 type SSHFault struct {
 	Node    string // "" matches any node
 	Program string // regexp on argv[0] after sudo; "" matches any
+	// Args is a regexp on the arguments after the program, joined by
+	// single spaces ("-i cx354ap1"); "" matches any.
+	Args string
 	// Delay holds the command this long before it runs (a slow command);
 	// a client that gives up interrupts it.
 	Delay time.Duration
@@ -58,7 +61,7 @@ type SSHFault struct {
 	Answer *SSHAnswer
 	Count  int // 0 = unlimited, else fire N times
 
-	re *regexp.Regexp
+	re, argsRE *regexp.Regexp
 }
 
 // SSHAnswer is the output and exit status of a faked command.
@@ -437,6 +440,9 @@ func (s *Sim) sshFault(node string, argv []string) *SSHFault {
 		if (f.Node != "" && f.Node != node) || !f.re.MatchString(prog) {
 			continue
 		}
+		if f.argsRE != nil && (len(argv) == 0 || !f.argsRE.MatchString(strings.Join(argv[1:], " "))) {
+			continue
+		}
 		if f.Count > 0 {
 			f.Count--
 			if f.Count == 0 {
@@ -494,6 +500,11 @@ func (s *Sim) InjectSSHFault(f SSHFault) {
 		re = regexp.MustCompile(`a\A`)
 	}
 	f.re = re
+	if f.Args != "" {
+		if f.argsRE, err = regexp.Compile("^(?:" + f.Args + ")$"); err != nil {
+			f.argsRE = regexp.MustCompile(`a\A`)
+		}
+	}
 	if s.sshd == nil {
 		return
 	}

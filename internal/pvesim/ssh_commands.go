@@ -47,7 +47,11 @@ func (x *sshExec) unit(unit string) *simUnit {
 	if h := x.unitHookFor(unit); h != nil {
 		return h.get(x, unit)
 	}
-	return x.s.execState(x.node).Units[unit]
+	st := x.s.execState(x.node)
+	if u := st.Units[unit]; u != nil {
+		return u
+	}
+	return st.loadUnitFile(unit) // systemd loads a unit file on first reference
 }
 
 // setUnit hands a changed unit to its hook; table units changed in place.
@@ -141,7 +145,7 @@ func sshSystemctl(x *sshExec) int {
 			}
 		}
 		return code
-	case "start", "stop", "restart", "try-restart", "reload-or-restart":
+	case "start", "stop", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "force-reload":
 		if !needUnits() {
 			return 1
 		}
@@ -161,11 +165,14 @@ func sshSystemctl(x *sshExec) int {
 		}
 		for _, u := range units {
 			un := x.unit(u)
+			if verb != "stop" && x.unitHookFor(u) == nil && x.s.execState(x.node).needDaemonReload(u, un) {
+				x.errf("Warning: The unit file, source configuration file or drop-ins of %s changed on disk. Run 'systemctl daemon-reload' to reload units.\n", u)
+			}
 			switch verb {
 			case "stop":
 				un.Active = "inactive"
-			case "try-restart":
-				// restarts only what runs
+			case "try-restart", "try-reload-or-restart", "force-reload":
+				// restart (or reload) only what runs
 			default:
 				un.Active = "active"
 			}
@@ -193,6 +200,18 @@ func sshSystemctl(x *sshExec) int {
 			if strings.HasSuffix(u, ".timer") {
 				target = "timers.target"
 			}
+			linkTo := "/usr/lib/systemd/system/" + u
+			if !x.s.rel.atLeast9() {
+				linkTo = "/lib/systemd/system/" + u
+			}
+			if un.Fragment != "" {
+				linkTo = un.Fragment
+				if f := x.s.execState(x.node).Files[un.Fragment]; f != nil {
+					if t := unitInstallTargets(f.Content); len(t) > 0 {
+						target = t[0]
+					}
+				}
+			}
 			link := "/etc/systemd/system/" + target + ".wants/" + u
 			switch {
 			case un.Enabled == "static":
@@ -200,9 +219,9 @@ func sshSystemctl(x *sshExec) int {
 			case verb == "enable" && un.Enabled != "enabled":
 				un.Enabled = "enabled"
 				if x.s.rel.atLeast9() {
-					x.errf("Created symlink '%s' → '/usr/lib/systemd/system/%s'.\n", link, u)
+					x.errf("Created symlink '%s' → '%s'.\n", link, linkTo)
 				} else {
-					x.errf("Created symlink %s → /lib/systemd/system/%s.\n", link, u)
+					x.errf("Created symlink %s → %s.\n", link, linkTo)
 				}
 			case verb == "disable" && un.Enabled == "enabled":
 				un.Enabled = "disabled"
@@ -228,6 +247,8 @@ func sshSystemctl(x *sshExec) int {
 			x.errf("Failed to reload daemon: Access denied\n")
 			return 1
 		}
+		x.s.execState(x.node).daemonReload()
+		x.changed = true
 		return 0
 	case "show":
 		if !needUnits() {
@@ -242,7 +263,14 @@ func sshSystemctl(x *sshExec) int {
 			}
 			un := x.unit(u)
 			for _, p := range props {
-				x.outf("%s=%s\n", p, unitProperty(u, un, p))
+				v := unitProperty(u, un, p)
+				if p == "NeedDaemonReload" {
+					v = "no"
+					if x.unitHookFor(u) == nil && x.s.execState(x.node).needDaemonReload(u, un) {
+						v = "yes"
+					}
+				}
+				x.outf("%s=%s\n", p, v)
 			}
 		}
 		return 0
@@ -412,8 +440,10 @@ func sshEthtool(x *sshExec) int {
 		return x.ethtoolShowRing(x.argv[2])
 	case "-G", "--set-ring":
 		return x.ethtoolSetRing(x.argv[2], x.argv[3:])
+	case "-i", "--driver":
+		return x.ethtoolDriver(x.argv[2])
 	}
-	x.errf("ethtool: pvesim simulates only -g/--show-ring and -G/--set-ring, not %s\n", x.argv[1])
+	x.errf("ethtool: pvesim simulates only -g/--show-ring, -G/--set-ring and -i/--driver, not %s\n", x.argv[1])
 	return 1
 }
 

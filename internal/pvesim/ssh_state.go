@@ -27,6 +27,11 @@ type nodeExecState struct {
 type simUnit struct {
 	Enabled string `json:"enabled"`
 	Active  string `json:"active"`
+	// Fragment is the unit's file under /etc/systemd/system when it was
+	// loaded from there (ssh_units.go); Loaded identifies the unit file
+	// and drop-ins systemd last loaded (NeedDaemonReload when they differ).
+	Fragment string `json:"fragment,omitempty"`
+	Loaded   string `json:"loaded,omitempty"`
 }
 
 type nicRing struct {

@@ -1,6 +1,6 @@
 // Package node manages settings of a PVE node that the API does not reach
-// and that the provider changes over SSH: tuned, and later NIC rings,
-// files, units and the trust store.
+// and that the provider changes over SSH: the tuned profile, NIC ring
+// sizes, files, systemd units and the CA trust store.
 package node
 
 import (
