@@ -142,6 +142,8 @@ func buildRoutes(rel pveRelease) []*route {
 	registerNodeConfig(t)
 	registerCeph(t)
 	registerDisks(t)
+	// After every Ceph registration: wraps their handlers.
+	gateCephInstalled(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
 		return literalCount(t.routes[i]) > literalCount(t.routes[j])
