@@ -326,6 +326,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		ceph.NewManagerResource,
 		ceph.NewPoolResource,
 		ceph.NewFlagsResource,
+		ceph.NewInstallResource,
 	}
 }
 
@@ -337,5 +338,6 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		cluster.NewClusterJoinInfoDataSource,
 		cluster.NewVersionDataSource,
 		ceph.NewStatusDataSource,
+		node.NewDiskBenchmarkDataSource,
 	}
 }
