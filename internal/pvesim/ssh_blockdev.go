@@ -111,8 +111,8 @@ func (x *sshExec) blockDevices() []*blockDev {
 		part := func(n int, fstype, mount string, size int64) *blockDev {
 			p := &blockDev{name: partName(d.DevPath, n), typ: "part", fstype: fstype, mount: mount, size: size, disk: d}
 			p.kname = strings.TrimPrefix(p.name, "/dev/")
-			maj, min, _ := strings.Cut(b.majMin, ":")
-			mi, _ := strconv.Atoi(min)
+			maj, minor, _ := strings.Cut(b.majMin, ":")
+			mi, _ := strconv.Atoi(minor)
 			p.majMin = fmt.Sprintf("%s:%d", maj, mi+n)
 			return p
 		}

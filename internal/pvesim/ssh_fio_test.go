@@ -75,7 +75,7 @@ func TestFioFiguresFromDiskModel(t *testing.T) {
 			t.Errorf("%s: bw %d KiB/s, bw_bytes %d for %.0f IOPS", name, w.BW, w.BWBytes, w.IOPS)
 		}
 		p50, p99, p999 := w.Clat.Pct["50.000000"], w.Clat.Pct["99.000000"], w.Clat.Pct["99.900000"]
-		if !(p50 > 0 && p50 < p99 && p99 < p999) {
+		if p50 <= 0 || p50 >= p99 || p99 >= p999 {
 			t.Errorf("%s: percentiles %v", name, w.Clat.Pct)
 		}
 		// One job at QD1: the mean latency is the inverse of the IOPS.

@@ -272,7 +272,7 @@ func (r *installResource) ensure(ctx context.Context, m *installModel, prior *in
 	switch {
 	case have.ok && want != "" && cephMajors[want] < have.major:
 		framework.AddUnable(diags, action, "Ceph packages on node", node, fmt.Errorf(
-			"version = %q, but the node has %s: Ceph cannot be downgraded. Set version = %q or remove the attribute.", want, have, have.release()))
+			"version = %q, but the node has %s: Ceph cannot be downgraded; set version = %q or remove the attribute", want, have, have.release()))
 		return
 	case have.ok && (want == "" || want == have.codename) && !repoChanged:
 		tflog.Info(ctx, "the node has the Ceph release already; not running pveceph install", map[string]any{"node": node, "installed": have.String()})

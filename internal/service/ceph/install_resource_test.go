@@ -105,8 +105,11 @@ resource "pve_ceph_monitor" "z2g4a" {
 					// The node's Ceph API works now.
 					func(*terraform.State) error {
 						mons, err := e.Client.CephListMons(context.Background(), "z2g4a")
-						if err != nil || len(mons) != 1 || mons[0].Name != "z2g4a" {
-							return fmt.Errorf("monitors %+v, %v", mons, err)
+						if err != nil {
+							return err
+						}
+						if len(mons) != 1 || mons[0].Name != "z2g4a" {
+							return fmt.Errorf("monitors %+v", mons)
 						}
 						if _, _, ok := e.Sim.CephInstalled("z2g4c"); ok {
 							return fmt.Errorf("z2g4c got Ceph without a resource")
