@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	authDelay := fs.Duration("auth-delay", 3*time.Second, "delay of every 401 answer (PVE: 3s)")
 	sshListen := fs.String("ssh-listen", "", "host:port of the first node's sshd; further nodes use the following ports (default: -listen's host, free ports)")
 	release := fs.String("pve-release", pvesim.DefaultRelease, "PVE release to simulate: "+strings.Join(pvesim.Releases(), ", "))
+	noCeph := fs.Bool("ceph-not-installed", false, "start the nodes without the Ceph daemons, as before pveceph install")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sim, err := pvesim.Start(pvesim.Options{
 		Nodes: names, ClusterName: *cluster, Listen: *listen, StatePath: *state,
 		RequestLogPath: *reqLog, TaskDuration: td, AuthFailureDelay: *authDelay, PVERelease: *release,
-		SSHListen: *sshListen,
+		SSHListen: *sshListen, CephNotInstalled: *noCeph,
 	})
 	if err != nil {
 		return err

@@ -38,6 +38,9 @@ var allowedPrograms = map[string]bool{
 	"tuned-adm":              true, // tuned profile
 	"ethtool":                true, // NIC ring sizes
 	"fio":                    true, // disk benchmark
+	"lsblk":                  true, // is a device in use (read-only)
+	"findmnt":                true, // which filesystem holds a directory (read-only)
+	"dpkg-query":             true, // installed package versions (read-only)
 	"update-ca-certificates": true, // trust store
 	"cat":                    true, // read a file
 	"stat":                   true, // file mode and owner

@@ -331,6 +331,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		ceph.NewPoolResource,
 		ceph.NewFlagsResource,
 		ceph.NewOSDResource,
+		ceph.NewInstallResource,
 	}
 }
 
@@ -344,5 +345,6 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		ceph.NewStatusDataSource,
 		ceph.NewOSDsDataSource,
 		ceph.NewNodeDisksDataSource,
+		node.NewDiskBenchmarkDataSource,
 	}
 }

@@ -143,6 +143,8 @@ func buildRoutes(rel pveRelease) []*route {
 	registerCeph(t)
 	registerCephOSD(t)
 	registerDisks(t)
+	// After every Ceph registration: wraps their handlers.
+	gateCephInstalled(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
 		return literalCount(t.routes[i]) > literalCount(t.routes[j])

@@ -46,6 +46,10 @@ type Options struct {
 	SSHListen string
 	// NoSSH starts no SSH listeners.
 	NoSSH bool
+	// CephNotInstalled starts the nodes without the Ceph daemons, as before
+	// `pveceph install`: Ceph API calls on them fail with PVE's "binary not
+	// installed: /usr/bin/ceph-mon". Default: Squid installed everywhere.
+	CephNotInstalled bool
 }
 
 // NodeInfo describes one node's listener and credentials.

@@ -74,6 +74,8 @@ var defaultDirs = []string{
 	"/etc/ssl/private", "/etc/sysctl.d", "/etc/systemd", "/etc/systemd/system", "/etc/systemd/system/multi-user.target.wants",
 	"/etc/tuned", "/etc/udev", "/etc/udev/rules.d", "/etc/security", "/etc/security/limits.d", "/usr", "/usr/local",
 	"/usr/local/share", "/usr/local/share/ca-certificates", "/usr/local/bin", "/usr/local/sbin", "/root", "/root/.ssh",
+	// scratch space for fio (ssh_fio.go): /var/lib/vz is the "local" storage
+	"/tmp", "/var", "/var/tmp", "/var/lib", "/var/lib/vz", "/boot", "/boot/efi",
 }
 
 // execState returns node's SSH-side state, created with the lab's

@@ -66,6 +66,10 @@ type nodeState struct {
 	APT *aptSources `json:"apt,omitempty"`
 	// Disks are the node's block devices (disks.go); nil = the lab's default.
 	Disks []*simDisk `json:"disks,omitempty"`
+	// CephPkgs is the node's Ceph packages (ceph_install.go); Bench what
+	// fio did on it (ssh_fio.go). nil until first used.
+	CephPkgs *cephPackages `json:"ceph_packages,omitempty"`
+	Bench    *benchState   `json:"bench,omitempty"`
 	// SSHHostKey is the node's ed25519 host key (PEM); Exec is what SSH
 	// commands see and change (ssh.go, ssh_state.go).
 	SSHHostKey string         `json:"ssh_host_key,omitempty"`
