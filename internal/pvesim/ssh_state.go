@@ -27,6 +27,9 @@ type nodeExecState struct {
 type simUnit struct {
 	Enabled string `json:"enabled"`
 	Active  string `json:"active"`
+	// Since is when the unit last became active (ActiveEnterTimestamp),
+	// in microseconds since the epoch; 0 means since the node booted.
+	Since int64 `json:"since_us,omitempty"`
 }
 
 type nicRing struct {
