@@ -474,7 +474,9 @@ func (cs *cephState) entityConfig(entity string) map[string][2]string {
 				whos = append(whos, who)
 			}
 		}
-		sort.Slice(whos, func(i, j int) bool { return len(whos[i]) < len(whos[j]) || (len(whos[i]) == len(whos[j]) && whos[i] < whos[j]) })
+		sort.Slice(whos, func(i, j int) bool {
+			return len(whos[i]) < len(whos[j]) || (len(whos[i]) == len(whos[j]) && whos[i] < whos[j])
+		})
 		for _, who := range whos {
 			_, mask, _ := configSection(who)
 			if !maskMatches(mask, host, class) {
