@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -25,9 +26,10 @@ const (
 	cephOSDBootSeconds = 15.0
 	cephMonBootSeconds = 5.0
 	cephMgrBootSeconds = 5.0
-	// cephRestartLag is the fraction of each PG an OSD misses while it is
-	// down (writes it has to recover from its peers' logs after it boots).
-	cephRestartLag = 1e-4
+	// cephClientWriteRate is what the guests write, spread over every PG:
+	// an OSD that was down has to recover what its PGs received meanwhile
+	// (from its peers' logs) before it holds complete copies again.
+	cephClientWriteRate = 32 << 20 // bytes per second
 )
 
 type cephCLIState struct {
@@ -229,15 +231,7 @@ func (cs *cephState) bootDue() {
 			}
 			// Writes that happened while it was down are recovered from
 			// its peers: its copies are not complete until then.
-			if cs.Clock > d.DownAt {
-				for _, p := range cs.Pools {
-					for _, pg := range p.PGs {
-						if f, ok := pg.Copies[n]; ok && f >= 1 && p.Stored > 0 {
-							pg.Copies[n] = 1 - cephRestartLag
-						}
-					}
-				}
-			}
+			cs.missedWrites(n, cs.Clock-d.DownAt)
 			cs.setOSDUp(n, true)
 		case "mon":
 			d.BootAt = 0
@@ -255,7 +249,33 @@ func (cs *cephState) bootDue() {
 	}
 }
 
-// daemonExists reports whether the daemon exists, and on which host.
+// missedWrites makes osd's complete copies lack what their PGs were
+// written while it was down for downFor seconds.
+func (cs *cephState) missedWrites(osd int, downFor float64) {
+	total := 0
+	for _, p := range cs.Pools {
+		if p.Stored > 0 {
+			total += p.PGNum
+		}
+	}
+	if total == 0 || downFor <= 0 {
+		return
+	}
+	perPG := downFor * cephClientWriteRate / float64(total)
+	for _, p := range cs.Pools {
+		size := p.pgBytes()
+		if size <= 0 {
+			continue
+		}
+		for _, pg := range p.PGs {
+			if f, ok := pg.Copies[osd]; ok && f >= 1 {
+				pg.Copies[osd] = math.Max(0, 1-perPG/size)
+			}
+		}
+	}
+}
+
+// daemonHost returns the host a daemon runs on.
 func (cs *cephState) daemonHost(name string) (string, bool) {
 	kind, id, _ := strings.Cut(name, ".")
 	switch kind {

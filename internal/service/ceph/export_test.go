@@ -10,7 +10,7 @@ import (
 func init() {
 	// The simulator's Ceph clock runs fast in these tests: poll often.
 	restartPollFirst = 20 * time.Millisecond
-	restartPollMax = 200 * time.Millisecond
+	restartPollMax = 100 * time.Millisecond
 	restartWait = time.Minute
 	cephConfLockWait = time.Second
 }
