@@ -760,7 +760,7 @@ func (c *cephCmd) osd() int {
 			return c.invalid("")
 		}
 		if len(w) < 4 {
-			return c.invalid(fmt.Sprintf("missing required parameter who(<string>)"))
+			return c.invalid("missing required parameter who(<string>)")
 		}
 		return c.osdGroupFlags(w[1] == "set-group", w[2], w[3:])
 	case "dump":
@@ -1015,15 +1015,20 @@ func (c *cephCmd) osdDump() int {
 		return 0
 	}
 	c.x.outf("epoch %d\nfsid %s\nflags %s\n", c.cs.Epoch, c.cs.FSID, strings.Join(flags, ","))
-	for _, o := range osds {
-		up, in := "down", "out"
-		if o["up"] == 1 {
+	for _, id := range c.cs.osdIDs() {
+		o := c.cs.OSDs[id]
+		up, in, weight := "down", "out", 0
+		if o.isUp() {
 			up = "up"
 		}
-		if o["in"] == 1 {
-			in = "in"
+		if o.In {
+			in, weight = "in", 1
 		}
-		c.x.outf("osd.%d %s %s weight %g %s\n", o["osd"], up, in, o["weight"], strings.Join(o["state"].([]string), ","))
+		state := append([]string{"exists"}, cli.OSDFlags[strconv.Itoa(id)]...)
+		if o.isUp() {
+			state = append([]string{"exists", "up"}, cli.OSDFlags[strconv.Itoa(id)]...)
+		}
+		c.x.outf("osd.%d %s %s weight %d %s\n", id, up, in, weight, strings.Join(state, ","))
 	}
 	return 0
 }

@@ -77,6 +77,11 @@ func init() {
 			desc: "Restrict scrubbing to hours of the day earlier than this"},
 		{name: "osd_crush_update_on_start", typ: "bool", level: "advanced", def: "true", services: []string{"osd"},
 			desc: "update OSD CRUSH location on startup"},
+		// Read when a monitor or manager starts.
+		{name: "mon_compact_on_start", typ: "bool", level: "advanced", def: "false", services: []string{"mon"}, flags: []string{"startup"},
+			desc: "compact the monitor store on start"},
+		{name: "mgr_standby_modules", typ: "bool", level: "advanced", def: "true", services: []string{"mgr"}, flags: []string{"startup"},
+			desc: "Start modules in standby (redirect) mode when mgr is standby"},
 		// Pools and monitors.
 		{name: "osd_pool_default_size", typ: "uint", level: "advanced", def: "3", min: "0", max: "10", services: []string{"mon"}, runtime: true,
 			desc: "the number of copies of an object for new replicated pools"},
@@ -316,9 +321,4 @@ func (o *cephOption) helpText() string {
 		fmt.Fprintf(&b, "  Services: [%s]\n", strings.Join(o.services, ","))
 	}
 	return b.String()
-}
-
-// usedBy reports whether daemons of kind (osd, mon, mgr, mds) use o.
-func (o *cephOption) usedBy(kind string) bool {
-	return len(o.services) == 0 || containsStr(o.services, kind)
 }

@@ -42,6 +42,9 @@ type cephCLIState struct {
 	// NoSetGroup makes `osd set-group` unknown, as on a Ceph before
 	// Luminous (test hook for the cluster-wide noout fallback).
 	NoSetGroup bool `json:"no_set_group,omitempty"`
+	// Errors are HEALTH_ERR checks a test raised (scrub errors, damaged
+	// PGs: what the model does not produce itself): name -> message.
+	Errors map[string]string `json:"errors,omitempty"`
 	// ConfigVersion and ConfigLog are the config database's history.
 	ConfigVersion int                   `json:"config_version"`
 	ConfigLog     []cephConfigChangeset `json:"config_log,omitempty"`
@@ -54,6 +57,7 @@ type cephCLIState struct {
 	// Test history: the most hosts with a down OSD at one time, every
 	// change of that set, and OSDs that went down without noout.
 	MaxHostsDown     int      `json:"max_hosts_down"`
+	MaxMonsDown      int      `json:"max_mons_down"`
 	DownLog          []string `json:"down_log,omitempty"`
 	DownWithoutNoout []string `json:"down_without_noout,omitempty"`
 	lastDown         string   // hosts with a down OSD at the last settle
@@ -140,7 +144,7 @@ func (cs *cephState) nooutFor(o *cephOSD) bool {
 }
 
 // groupFlagCheck adds OSD_FLAGS (OSDMap::check_health) when any OSD, host
-// or device class carries a flag.
+// or device class carries a flag, and the HEALTH_ERR checks a test raised.
 func (cs *cephState) groupFlagCheck(add func(name, sev, msg string, count int)) {
 	if cs.CLI == nil {
 		return
@@ -160,6 +164,9 @@ func (cs *cephState) groupFlagCheck(add func(name, sev, msg string, count int)) 
 	}
 	if n > 0 {
 		add("OSD_FLAGS", "HEALTH_WARN", fmt.Sprintf("%d OSDs or CRUSH {nodes, device-classes} have {NOUP,NODOWN,NOIN,NOOUT} flags set", n), n)
+	}
+	for name, msg := range cs.CLI.Errors {
+		add(name, "HEALTH_ERR", msg, 1)
 	}
 }
 
@@ -187,6 +194,13 @@ func (cs *cephState) recordDownHosts() {
 			c.DownWithoutNoout = append(c.DownWithoutNoout, fmt.Sprintf("osd.%d (%s) down without noout at t=%.0fs", id, o.Host, cs.Clock))
 		}
 	}
+	monsDown := 0
+	for _, m := range cs.Mons {
+		if m.Stopped {
+			monsDown++
+		}
+	}
+	c.MaxMonsDown = max(c.MaxMonsDown, monsDown)
 	sort.Strings(down)
 	now := strings.Join(down, ",")
 	if now == c.lastDown {

@@ -139,6 +139,14 @@ func (s *Sim) CephMaxHostsDownAtOnce() int {
 	return n
 }
 
+// CephMaxMonsDownAtOnce is the most monitors stopped at the same time
+// (restarts included) since Ceph was initialised.
+func (s *Sim) CephMaxMonsDownAtOnce() int {
+	n := 0
+	s.forEachCeph(func(cs *cephState) { n = max(n, cs.cli().MaxMonsDown) })
+	return n
+}
+
 // CephDownHistory lists every change of the set of hosts with a down OSD,
 // as "t=<simulated seconds>s hosts with down OSDs: a,b".
 func (s *Sim) CephDownHistory() []string {
@@ -191,6 +199,23 @@ func (s *Sim) SetCephDaemonFailStart(daemon string, fail bool) {
 // unknown (false), as on Ceph before Luminous.
 func (s *Sim) SetCephSetGroupSupported(ok bool) {
 	s.forEachCeph(func(cs *cephState) { cs.cli().NoSetGroup = !ok })
+}
+
+// SetCephHealthError raises a HEALTH_ERR check, such as OSD_SCRUB_ERRORS
+// with "1 scrub errors" or PG_DAMAGED with "Possible data damage: 1 pg
+// inconsistent"; an empty message clears it.
+func (s *Sim) SetCephHealthError(check, message string) {
+	s.forEachCeph(func(cs *cephState) {
+		c := cs.cli()
+		if message == "" {
+			delete(c.Errors, check)
+			return
+		}
+		if c.Errors == nil {
+			c.Errors = map[string]string{}
+		}
+		c.Errors[check] = message
+	})
 }
 
 // CephConfigDB returns the monitors' config database: who -> key -> value.

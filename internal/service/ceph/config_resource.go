@@ -93,7 +93,7 @@ func (r *configResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"flag on a Ceph without group flags) and cleared once its OSDs are up. It refuses to start on `HEALTH_ERR` or with flags " +
 			"such as `norecover` set, stops on `HEALTH_ERR`, and always clears the flags it set, also when a restart fails or the " +
 			"apply is cancelled. A restart that failed part-way leaves the remaining daemons in `pending_restart`, and the next apply " +
-			"continues with them. Client settings (`[client]`, read by QEMU/librbd when a guest opens its disk) need no daemon " +
+			"continues with them. Metadata servers (`mds`) are not restarted by the provider. Client settings (`[client]`, read by QEMU/librbd when a guest opens its disk) need no daemon " +
 			"restart; guests pick them up when they start or migrate.\n\n" +
 			"PVE 9.2.5 and later have a rolling restart of their own (`POST /nodes/{node}/ceph/restart-bulk`); the provider does " +
 			"not use it yet: it restarts every OSD of a node rather than the affected daemons, and is not part of the PVE releases " +
@@ -377,14 +377,11 @@ func (p pending) save(ctx context.Context, set func(context.Context, string, []b
 }
 
 func (p pending) list() types.List {
-	ds := make([]cephDaemon, 0, len(p))
-	for n := range p {
-		ds = append(ds, cephDaemonFromName(n))
-	}
-	sortDaemons(ds)
-	vals := make([]attr.Value, len(ds))
-	for i, d := range ds {
-		vals[i] = types.StringValue(d.Name())
+	var vals []attr.Value
+	if len(p) > 0 {
+		for _, n := range p.names() {
+			vals = append(vals, types.StringValue(n))
+		}
 	}
 	return types.ListValueMust(types.StringType, vals)
 }
@@ -593,14 +590,15 @@ func containsDaemon(ds []cephDaemon, d cephDaemon) bool {
 }
 
 func (p pending) names() []string {
-	var out []string
-	for _, v := range p.list().Elements() {
-		out = append(out, v.(types.String).ValueString())
+	ds := make([]cephDaemon, 0, len(p))
+	for n := range p {
+		ds = append(ds, cephDaemonFromName(n))
 	}
-	if out == nil {
+	if len(ds) == 0 {
 		return []string{"none"}
 	}
-	return out
+	sortDaemons(ds)
+	return daemonNames(ds)
 }
 
 // store sets m's settings from what Ceph holds: the configured spelling of

@@ -658,19 +658,14 @@ func TestRollingRestartCleanup(t *testing.T) {
 	go func() {
 		done <- ceph.RollingRestart(context.Background(), ex, "z2g4a", [][3]string{{"osd", "4", "z2g4c"}}, true)
 	}()
+wait:
 	for {
 		select {
 		case err := <-done:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(nooutDuring, []string{"cluster"}) {
-				t.Errorf("noout during the restart without set-group: %v", nooutDuring)
-			}
-			if v := e.Sim.CephNooutSet(); len(v) > 0 {
-				t.Errorf("noout left set: %v", v)
-			}
-			return
+			break wait
 		case <-time.After(20 * time.Millisecond):
 			if v := e.Sim.CephNooutSet(); len(v) > 0 {
 				nooutDuring = v
@@ -678,4 +673,98 @@ func TestRollingRestartCleanup(t *testing.T) {
 			e.Sim.CephAdvance(10 * time.Second) // let osd.4 boot and recover
 		}
 	}
+	if !reflect.DeepEqual(nooutDuring, []string{"cluster"}) {
+		t.Errorf("noout during the restart without set-group: %v", nooutDuring)
+	}
+	if v := e.Sim.CephNooutSet(); len(v) > 0 {
+		t.Errorf("noout left set: %v", v)
+	}
+	e.Sim.SetCephSetGroupSupported(true)
+}
+
+// The restart refuses to start on HEALTH_ERR or with flags that keep OSDs
+// from booting or recovering, and stops when HEALTH_ERR appears mid-way,
+// clearing the noout it set.
+func TestRollingRestartHealthGate(t *testing.T) {
+	t.Parallel()
+	e := cephConfigEnv(t, -1, true)
+	if e.Sim == nil {
+		t.Skip("raises HEALTH_ERR in the simulator")
+	}
+	ex := e.NodeExec(t)
+	ctx := context.Background()
+	all := [][3]string{{"osd", "0", "z2g4a"}, {"osd", "2", "z2g4b"}}
+
+	e.Sim.SetCephHealthError("OSD_SCRUB_ERRORS", "1 scrub errors")
+	err := ceph.RollingRestart(ctx, ex, "z2g4a", all, false)
+	if err == nil || !strings.Contains(err.Error(), "Ceph reports HEALTH_ERR:\n  - OSD_SCRUB_ERRORS: HEALTH_ERR: 1 scrub errors") {
+		t.Errorf("restart on HEALTH_ERR: %v", err)
+	}
+	e.Sim.SetCephHealthError("OSD_SCRUB_ERRORS", "")
+
+	sshRun(t, e, "z2g4a", "ceph", "osd", "set", "norecover")
+	err = ceph.RollingRestart(ctx, ex, "z2g4a", all, false)
+	if err == nil || !strings.Contains(err.Error(), "while the OSD flag(s) norecover are set") {
+		t.Errorf("restart with norecover: %v", err)
+	}
+	sshRun(t, e, "z2g4a", "ceph", "osd", "unset", "norecover")
+	if got := restartsSince(e, time.Time{}); len(got) > 0 {
+		t.Fatalf("refused restarts restarted %v", got)
+	}
+
+	// HEALTH_ERR while z2g4a's OSD boots: the restart stops there.
+	done := make(chan error, 1)
+	go func() { done <- ceph.RollingRestart(ctx, ex, "z2g4a", all, false) }()
+	for {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "while waiting for osd.0 on z2g4a to come up: the rolling restart stops: Ceph reports HEALTH_ERR") {
+				t.Errorf("HEALTH_ERR mid-way: %v", err)
+			}
+			if got := restartsSince(e, time.Time{}); !reflect.DeepEqual(got, []string{"osd.0"}) {
+				t.Errorf("restarted %v, want only osd.0", got)
+			}
+			if v := e.Sim.CephNooutSet(); len(v) > 0 {
+				t.Errorf("noout left set: %v", v)
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+			if v := e.Sim.CephNooutSet(); len(v) > 0 {
+				e.Sim.SetCephHealthError("PG_DAMAGED", "Possible data damage: 1 pg inconsistent")
+			}
+		}
+	}
+}
+
+// Options monitors and managers read at start: each monitor restarts only
+// while the other two keep the quorum, then each manager; OSDs are left
+// alone.
+func TestAccCephConfig_monitorsAndManagers(t *testing.T) {
+	t.Parallel()
+	e := cephConfigEnv(t, 10, true)
+	node := e.Node(t, 1)
+	start := time.Now()
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{{
+			Config: e.Config(cephConfigHCL("global", node, "global", "", map[string]string{"mon_compact_on_start": "true", "mgr_standby_modules": "false"},
+				"  apply = \"rolling_restart\"\n")),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("pve_ceph_config.global", "pending_restart.#", "0"),
+				checkDB(t, e, "global", map[string]string{"mon_compact_on_start": "true", "mgr_standby_modules": "false"}),
+				func(*terraform.State) error {
+					if e.Sim == nil {
+						return nil
+					}
+					want := []string{"mgr.z2g4a", "mgr.z2g4b", "mgr.z2g4c", "mon.z2g4a", "mon.z2g4b", "mon.z2g4c"}
+					if got := restartsSince(e, start); !reflect.DeepEqual(got, want) {
+						return fmt.Errorf("restarted %v, want %v", got, want)
+					}
+					if n := e.Sim.CephMaxMonsDownAtOnce(); n != 1 {
+						return fmt.Errorf("%d monitors down at once", n)
+					}
+					return nil
+				},
+			),
+		}},
+	})
 }

@@ -137,7 +137,7 @@ func (r *restarter) healthGate(ctx context.Context) error {
 	for _, k := range sortedHosts(checks) {
 		lines = append(lines, "  - "+k+": "+checks[k])
 	}
-	return fmt.Errorf("Ceph reports HEALTH_ERR, stopping the rolling restart:\n%s", strings.Join(lines, "\n"))
+	return fmt.Errorf("the rolling restart stops: Ceph reports HEALTH_ERR:\n%s", strings.Join(lines, "\n"))
 }
 
 // waitFor polls check until it reports done, an error, HEALTH_ERR, the
