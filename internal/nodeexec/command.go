@@ -47,6 +47,8 @@ var allowedPrograms = map[string]bool{
 	"install":                true, // write a file from stdin, make directories
 	"mv":                     true, // rename a written file into place
 	"rm":                     true, // remove a file
+	"mkdir":                  true, // take a pmxcfs lock (/etc/pve/priv/lock/<name>)
+	"rmdir":                  true, // release it
 }
 
 // AllowedPrograms lists the programs a Command may run, sorted.

@@ -330,6 +330,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		ceph.NewManagerResource,
 		ceph.NewPoolResource,
 		ceph.NewFlagsResource,
+		ceph.NewConfigResource,
 		ceph.NewOSDResource,
 		ceph.NewInstallResource,
 	}

@@ -260,6 +260,9 @@ func cephInit(c *call) (any, *apiError) {
 	if d.Cluster != nil && !s.quorate(s.st.Nodes[c.params["node"]].Domain, d.Cluster) {
 		return nil, die("cluster not ready - no quorum?")
 	}
+	if err := s.cephConfLockErr(d); err != nil {
+		return nil, die("%s", err.Error())
+	}
 	cs := d.Ceph
 	if cs == nil {
 		cs = newCephState(randUUID())
@@ -353,7 +356,7 @@ func cephCfgRaw(c *call) (any, *apiError) {
 	if cs == nil {
 		return nil, die(cephNotInited)
 	}
-	return cs.renderConf(), nil
+	return cs.confText(), nil
 }
 
 func cephCfgDB(c *call) (any, *apiError) {
@@ -374,8 +377,13 @@ func cephCfgDB(c *call) (any, *apiError) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			out = append(out, map[string]any{"section": sec, "name": k, "value": cs.ConfigDB[sec][k],
-				"level": "advanced", "mask": "", "can_update_at_runtime": 1})
+			section, mask, _ := configSection(sec)
+			level, runtime := "unknown", 0
+			if o := cephOptions[k]; o != nil {
+				level, runtime = o.level, boolInt(o.runtime)
+			}
+			out = append(out, map[string]any{"section": section, "name": k, "value": cs.ConfigDB[sec][k],
+				"level": level, "mask": mask, "can_update_at_runtime": runtime})
 		}
 	}
 	return out, nil
@@ -530,7 +538,11 @@ func cephCreateMon(c *call) (any, *apiError) {
 	if connected && !s.monQuorum(cs, nil) {
 		return nil, die("Could not connect to ceph cluster despite configured monitors")
 	}
+	d := s.cephDomain(c)
 	return s.startTaskLocked(c, "cephcreatemon", "mon."+monid, func(t *task) (int, error) {
+		if err := s.cephConfLockErr(d); err != nil {
+			return 0, err
+		}
 		if e := check(); e != nil {
 			return 0, e
 		}
@@ -638,7 +650,11 @@ func cephDestroyMon(c *call) (any, *apiError) {
 	if e := check(); e != nil {
 		return nil, die("%s", e.Error())
 	}
+	d := s.cephDomain(c)
 	return s.startTaskLocked(c, "cephdestroymon", "mon."+monid, func(t *task) (int, error) {
+		if err := s.cephConfLockErr(d); err != nil {
+			return 0, err
+		}
 		s.cephTickLocked(cs)
 		if !s.monQuorum(cs, nil) {
 			return 0, fmt.Errorf("got timeout")
@@ -1437,37 +1453,23 @@ func cephService(op string) handlerFunc {
 			if kind == "" || kind == "ceph" {
 				kind = ""
 			}
+			// PVE runs systemctl on the daemons' units (ssh_ceph_state.go:
+			// a started daemon comes up after it booted).
 			matched := false
-			up := op != "stop"
-			if kind == "" || kind == "osd" {
-				for _, oid := range cs.osdIDs() {
-					o := cs.OSDs[oid]
-					if o.Host != node || (name != "" && strconv.Itoa(oid) != name) {
-						continue
-					}
-					matched = true
-					if up && cs.Flags["noup"] {
-						continue
-					}
-					if op == "restart" {
-						cs.setOSDUp(oid, false)
-					}
-					cs.setOSDUp(oid, up)
+			var failed []string
+			for _, d := range cs.nodeDaemons(node, kind) {
+				_, did, _ := strings.Cut(d, ".")
+				if name != "" && did != name {
+					continue
+				}
+				matched = true
+				if !s.daemonOp(cs, d, op) {
+					failed = append(failed, d)
 				}
 			}
-			if kind == "" || kind == "mon" {
-				for _, m := range cs.Mons {
-					if m.Host == node && (name == "" || m.ID == name) {
-						m.Stopped, matched = !up, true
-					}
-				}
-			}
-			if kind == "" || kind == "mgr" {
-				for _, m := range cs.Mgrs {
-					if m.Host == node && (name == "" || m.ID == name) {
-						m.Stopped, matched = !up, true
-					}
-				}
+			if len(failed) > 0 {
+				k, n, _ := strings.Cut(failed[0], ".")
+				return 0, fmt.Errorf("command '/bin/systemctl %s ceph-%s@%s' failed: exit code 1", op, k, n)
 			}
 			if !matched && name != "" {
 				unit := fmt.Sprintf("ceph-%s@%s.service", kind, name)

@@ -68,6 +68,8 @@ type cephState struct {
 	// they bootstrapped a monmap of their own and are not part of Mons'
 	// quorum (see cephCreateMon).
 	OrphanMons map[string]*cephMon `json:"orphan_mons,omitempty"`
+	// CLI is what only the nodes' command line reaches (ssh_ceph_state.go).
+	CLI *cephCLIState `json:"cli,omitempty"`
 }
 
 type cephMon struct {
@@ -364,7 +366,7 @@ func (cs *cephState) advance(dt float64) {
 		// An auto-out inside this step ends the step there.
 		for _, id := range cs.osdIDs() {
 			o := cs.OSDs[id]
-			if !o.isUp() && o.In && !cs.Flags["noout"] {
+			if !o.isUp() && o.In && !cs.nooutFor(o) {
 				if at := o.DownSince + cephDownOutInterval - cs.Clock; at <= step {
 					step = math.Max(at, 0)
 				}
@@ -373,9 +375,10 @@ func (cs *cephState) advance(dt float64) {
 		cs.backfill(step)
 		cs.Clock += step
 		dt -= step
+		cs.bootDue()
 		for _, id := range cs.osdIDs() {
 			o := cs.OSDs[id]
-			if !o.isUp() && o.In && !cs.Flags["noout"] && cs.Clock >= o.DownSince+cephDownOutInterval {
+			if !o.isUp() && o.In && !cs.nooutFor(o) && cs.Clock >= o.DownSince+cephDownOutInterval {
 				o.In = false
 				cs.Epoch++
 			}
@@ -476,6 +479,7 @@ func (cs *cephState) settle() {
 			pg.BelowMin = below
 		}
 	}
+	cs.recordDownHosts()
 }
 
 // setPGNum splits or merges a pool's PGs; each new PG inherits the copies
@@ -709,6 +713,7 @@ func (cs *cephState) health(monUp func(*cephMon) bool, mgrUp bool) (string, map[
 	if len(flags) > 0 {
 		add("OSDMAP_FLAGS", "HEALTH_WARN", strings.Join(flags, ",")+" flag(s) set", len(flags))
 	}
+	cs.groupFlagCheck(add)
 	down, hostOSDs, hostDown := 0, map[string]int{}, map[string]int{}
 	for _, o := range cs.OSDs {
 		hostOSDs[o.Host]++

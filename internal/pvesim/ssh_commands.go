@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func init() {
@@ -68,6 +69,7 @@ func sshSystemctl(x *sshExec) int {
 	var verb string
 	var units, props []string
 	quiet, now := false, false
+	tsFormat := "pretty"
 	args := x.argv[1:]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -84,6 +86,14 @@ func sshSystemctl(x *sshExec) int {
 			}
 			i++
 			props = append(props, strings.Split(args[i], ",")...)
+		case strings.HasPrefix(a, "--timestamp="):
+			tsFormat = strings.TrimPrefix(a, "--timestamp=")
+			switch tsFormat {
+			case "pretty", "us", "µs", "utc", "us+utc", "µs+utc", "unix":
+			default:
+				x.errf("Invalid value for --timestamp: '%s'\n", tsFormat)
+				return 1
+			}
 		case strings.HasPrefix(a, "--property="):
 			props = append(props, strings.Split(strings.TrimPrefix(a, "--property="), ",")...)
 		case strings.HasPrefix(a, "-p") && len(a) > 2 && !strings.HasPrefix(a, "--"):
@@ -163,11 +173,13 @@ func sshSystemctl(x *sshExec) int {
 				return 1
 			}
 		}
+		x.changed = true
 		for _, u := range units {
 			un := x.unit(u)
 			if verb != "stop" && x.unitHookFor(u) == nil && x.s.execState(x.node).needDaemonReload(u, un) {
 				x.errf("Warning: The unit file, source configuration file or drop-ins of %s changed on disk. Run 'systemctl daemon-reload' to reload units.\n", u)
 			}
+			wasActive := un.Active == "active"
 			switch verb {
 			case "stop":
 				un.Active = "inactive"
@@ -176,9 +188,17 @@ func sshSystemctl(x *sshExec) int {
 			default:
 				un.Active = "active"
 			}
+			if un.Active == "active" && (!wasActive || verb != "start") {
+				un.Since = time.Now().UnixMicro()
+			}
 			x.setUnit(u, un, verb)
+			// A hook reports a unit that failed to start.
+			if un.Active == "failed" {
+				x.errf("Job for %s failed because the control process exited with error code.\n"+
+					"See \"systemctl status %s\" and \"journalctl -xeu %s\" for details.\n", u, u, u)
+				return 1
+			}
 		}
-		x.changed = true
 		return 0
 	case "enable", "disable":
 		if !needUnits() {
@@ -264,11 +284,14 @@ func sshSystemctl(x *sshExec) int {
 			un := x.unit(u)
 			for _, p := range props {
 				v := unitProperty(u, un, p)
-				if p == "NeedDaemonReload" {
+				switch p {
+				case "NeedDaemonReload":
 					v = "no"
 					if x.unitHookFor(u) == nil && x.s.execState(x.node).needDaemonReload(u, un) {
 						v = "yes"
 					}
+				case "ActiveEnterTimestamp":
+					v = x.unitTimestamp(un, tsFormat)
 				}
 				x.outf("%s=%s\n", p, v)
 			}

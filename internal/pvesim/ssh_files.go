@@ -116,7 +116,7 @@ func (x *sshExec) domain() *authDomain {
 
 // isDir reports whether p is a directory on the node.
 func (x *sshExec) isDir(p string) bool {
-	if slices.Contains(defaultDirs, p) || slices.Contains(x.s.execState(x.node).Dirs, p) {
+	if slices.Contains(defaultDirs, p) || slices.Contains(x.s.execState(x.node).Dirs, p) || x.isPVELockDir(p) {
 		return true
 	}
 	if strings.HasPrefix(p, "/etc/pve/nodes/") && x.s.st.Nodes[strings.TrimPrefix(p, "/etc/pve/nodes/")] != nil {

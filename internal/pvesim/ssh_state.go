@@ -32,6 +32,9 @@ type simUnit struct {
 	// and drop-ins systemd last loaded (NeedDaemonReload when they differ).
 	Fragment string `json:"fragment,omitempty"`
 	Loaded   string `json:"loaded,omitempty"`
+	// Since is when the unit last became active (ActiveEnterTimestamp),
+	// in microseconds since the epoch; 0 means since the node booted.
+	Since int64 `json:"since_us,omitempty"`
 }
 
 type nicRing struct {

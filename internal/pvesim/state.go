@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // simState is everything that survives a restart when Options.StatePath is
@@ -45,6 +46,10 @@ type authDomain struct {
 	Ceph *cephState `json:"ceph,omitempty"`
 	// PVEFiles are other files under /etc/pve written over SSH (ssh_files.go).
 	PVEFiles map[string]*simFile `json:"pve_files,omitempty"`
+	// locks are pmxcfs lock directories under /etc/pve/priv/lock by name,
+	// with when they were taken (ssh_pmxcfs.go); they do not survive a
+	// restart.
+	locks map[string]time.Time
 }
 
 type nodeState struct {

@@ -1,0 +1,262 @@
+package pvesim
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Ceph's systemd units on a node are views of the Ceph model:
+// ceph-osd@N, ceph-mon@ID and ceph-mgr@ID for the daemons on that node,
+// and the targets ceph-osd.target, ceph-mon.target, ceph-mgr.target and
+// ceph.target, which restart every daemon of their kind (the daemon units
+// are PartOf them).
+
+var cephUnitRE = regexp.MustCompile(`^ceph-(osd|mon|mgr)@([A-Za-z0-9][A-Za-z0-9-]*)\.service$`)
+
+func cephTargetKind(unit string) (string, bool) {
+	switch unit {
+	case "ceph.target":
+		return "", true
+	case "ceph-osd.target":
+		return "osd", true
+	case "ceph-mon.target":
+		return "mon", true
+	case "ceph-mgr.target":
+		return "mgr", true
+	}
+	return "", false
+}
+
+func init() {
+	registerSSHUnits(&unitHook{
+		match: func(u string) bool {
+			_, target := cephTargetKind(u)
+			return target || cephUnitRE.MatchString(u)
+		},
+		get: func(x *sshExec, unit string) *simUnit {
+			cs := x.domain().Ceph
+			if _, ok := cephTargetKind(unit); ok {
+				// Installed with Ceph (pveceph install), which the
+				// simulator counts as done on every node.
+				return &simUnit{Enabled: "enabled", Active: "active"}
+			}
+			if cs == nil {
+				return nil
+			}
+			x.s.cephTickLocked(cs)
+			name := cephDaemonName(unit)
+			if host, ok := cs.daemonHost(name); !ok || host != x.node {
+				return nil
+			}
+			d := cs.daemon(name)
+			return &simUnit{Enabled: d.Enabled, Active: x.s.unitState(cs, name), Since: d.Since.UnixMicro()}
+		},
+		set: func(x *sshExec, unit string, u *simUnit, verb string) {
+			cs := x.domain().Ceph
+			if cs == nil {
+				return
+			}
+			var names []string
+			if kind, ok := cephTargetKind(unit); ok {
+				names = cs.nodeDaemons(x.node, kind)
+			} else {
+				names = []string{cephDaemonName(unit)}
+			}
+			switch verb {
+			case "enable", "disable":
+				for _, n := range names {
+					cs.daemon(n).Enabled = u.Enabled
+				}
+				if u.Active == "active" || u.Active == "inactive" {
+					// enable/disable --now
+					verb = map[string]string{"active": "start", "inactive": "stop"}[u.Active]
+				} else {
+					return
+				}
+				if _, target := cephTargetKind(unit); target {
+					return
+				}
+			}
+			failed := false
+			for _, n := range names {
+				if !x.s.daemonOp(cs, n, verb) {
+					failed = true
+				}
+			}
+			cs.settle()
+			if failed && !strings.HasSuffix(unit, ".target") {
+				u.Active = "failed"
+			}
+		},
+	})
+}
+
+// cephDaemonName is the daemon a unit runs: ceph-osd@3.service is osd.3.
+func cephDaemonName(unit string) string {
+	m := cephUnitRE.FindStringSubmatch(unit)
+	if m == nil {
+		return ""
+	}
+	return m[1] + "." + m[2]
+}
+
+// unitTimestamp formats a unit's ActiveEnterTimestamp as systemctl show
+// does with --timestamp=format; "" when the unit never became active.
+func (x *sshExec) unitTimestamp(un *simUnit, format string) string {
+	if un == nil {
+		return ""
+	}
+	var t time.Time
+	switch {
+	case un.Since > 0:
+		t = time.UnixMicro(un.Since)
+	case un.Active == "active" || un.Active == "failed":
+		t = time.Unix(x.s.st.Nodes[x.node].BootTime, 0)
+	default:
+		return ""
+	}
+	t = t.UTC()
+	switch format {
+	case "unix":
+		return fmt.Sprintf("@%d", t.Unix())
+	case "us", "µs", "us+utc", "µs+utc":
+		return t.Format("Mon 2006-01-02 15:04:05.000000 MST")
+	}
+	return t.Format("Mon 2006-01-02 15:04:05 MST")
+}
+
+// ---- test hooks ----
+
+// CephMaxHostsDownAtOnce is the most hosts that had at least one down OSD
+// at the same time since Ceph was initialised (restarts, crashes, power).
+func (s *Sim) CephMaxHostsDownAtOnce() int {
+	n := 0
+	s.forEachCeph(func(cs *cephState) { n = max(n, cs.cli().MaxHostsDown) })
+	return n
+}
+
+// CephMaxMonsDownAtOnce is the most monitors stopped at the same time
+// (restarts included) since Ceph was initialised.
+func (s *Sim) CephMaxMonsDownAtOnce() int {
+	n := 0
+	s.forEachCeph(func(cs *cephState) { n = max(n, cs.cli().MaxMonsDown) })
+	return n
+}
+
+// CephDownHistory lists every change of the set of hosts with a down OSD,
+// as "t=<simulated seconds>s hosts with down OSDs: a,b".
+func (s *Sim) CephDownHistory() []string {
+	var out []string
+	s.forEachCeph(func(cs *cephState) { out = append(out, cs.cli().DownLog...) })
+	return out
+}
+
+// CephDownWithoutNoout lists OSDs that went down while they were in and
+// neither the cluster's noout nor a group noout (OSD, host, class) kept
+// them from being marked out.
+func (s *Sim) CephDownWithoutNoout() []string {
+	var out []string
+	s.forEachCeph(func(cs *cephState) { out = append(out, cs.cli().DownWithoutNoout...) })
+	return out
+}
+
+// CephNooutSet lists where noout is set: "cluster", "osd.N", "host NAME"
+// or "class NAME".
+func (s *Sim) CephNooutSet() []string {
+	var out []string
+	s.forEachCeph(func(cs *cephState) {
+		if cs.Flags["noout"] {
+			out = append(out, "cluster")
+		}
+		c := cs.cli()
+		for _, g := range []struct {
+			prefix string
+			m      map[string][]string
+		}{{"osd.", c.OSDFlags}, {"host ", c.NodeFlags}, {"class ", c.ClassFlags}} {
+			for who, f := range g.m {
+				if containsStr(f, "noout") {
+					out = append(out, g.prefix+who)
+				}
+			}
+		}
+	})
+	sort.Strings(out)
+	return out
+}
+
+// SetCephDaemonFailStart makes every start of a daemon ("osd.3",
+// "mon.z2g4a") fail (true) or work again (false), as a broken disk or a
+// bad option would.
+func (s *Sim) SetCephDaemonFailStart(daemon string, fail bool) {
+	s.forEachCeph(func(cs *cephState) { cs.daemon(daemon).FailStart = fail })
+}
+
+// SetCephSetGroupSupported makes `ceph osd set-group` and `unset-group`
+// unknown (false), as on Ceph before Luminous.
+func (s *Sim) SetCephSetGroupSupported(ok bool) {
+	s.forEachCeph(func(cs *cephState) { cs.cli().NoSetGroup = !ok })
+}
+
+// SetCephHealthError raises a HEALTH_ERR check, such as OSD_SCRUB_ERRORS
+// with "1 scrub errors" or PG_DAMAGED with "Possible data damage: 1 pg
+// inconsistent"; an empty message clears it.
+func (s *Sim) SetCephHealthError(check, message string) {
+	s.forEachCeph(func(cs *cephState) {
+		c := cs.cli()
+		if message == "" {
+			delete(c.Errors, check)
+			return
+		}
+		if c.Errors == nil {
+			c.Errors = map[string]string{}
+		}
+		c.Errors[check] = message
+	})
+}
+
+// CephConfigDB returns the monitors' config database: who -> key -> value.
+func (s *Sim) CephConfigDB() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	s.forEachCeph(func(cs *cephState) {
+		for who, kv := range cs.ConfigDB {
+			out[who] = map[string]string{}
+			for k, v := range kv {
+				out[who][k] = v
+			}
+		}
+	})
+	return out
+}
+
+// CephDaemonStarts returns when each daemon's unit last started
+// (ActiveEnterTimestamp; zero for daemons running since boot).
+func (s *Sim) CephDaemonStarts() map[string]time.Time {
+	out := map[string]time.Time{}
+	s.forEachCeph(func(cs *cephState) {
+		for n, d := range cs.cli().Daemons {
+			out[n] = d.Since
+		}
+	})
+	return out
+}
+
+// osdNames sorts daemon names with OSDs by number.
+func sortDaemons(names []string) {
+	sort.Slice(names, func(i, j int) bool {
+		ki, ii, _ := strings.Cut(names[i], ".")
+		kj, ij, _ := strings.Cut(names[j], ".")
+		if ki != kj {
+			return ki < kj
+		}
+		ni, ei := strconv.Atoi(ii)
+		nj, ej := strconv.Atoi(ij)
+		if ei == nil && ej == nil {
+			return ni < nj
+		}
+		return ii < ij
+	})
+}
