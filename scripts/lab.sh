@@ -8,7 +8,8 @@
 #      plan -detailed-exitcode; a non-empty second plan fails the job;
 #   4. always stops pvesim (SIGTERM, then SIGKILL after 10 s) and prints a summary.
 # The nodes start standalone, as after a fresh install; their endpoints, root@pam passwords
-# and certificate fingerprints go in as TF_VAR_nodes.
+# and certificate fingerprints go in as TF_VAR_nodes, their SSH servers (host keys in a
+# known_hosts file, the lab's root key) as TF_VAR_ssh.
 # LAB_KEEP=1 keeps the temp dir (state, logs) for inspection.
 # LAB_DIR=<dir> runs another configuration instead of examples/homelab.
 set -euo pipefail
@@ -133,6 +134,21 @@ for n in $nodes; do
 done
 TF_VAR_nodes+="}"
 export TF_VAR_nodes
+
+# TF_VAR_ssh: the lab's root key, a known_hosts file with every node's host key
+# (verified, as on a real lab), and each node's simulated sshd address.
+field ssh_client_key >"$tmp/id_lab"
+chmod 600 "$tmp/id_lab"
+: >"$tmp/known_hosts"
+ssh_nodes=""
+i=0
+for n in $nodes; do
+	ep="$(field "nodes.$i.ssh_endpoint")"
+	printf '[%s]:%s %s\n' "${ep%:*}" "${ep##*:}" "$(field "nodes.$i.ssh_host_key")" >>"$tmp/known_hosts"
+	ssh_nodes+="\"$n\" = { address = \"${ep%:*}\", port = ${ep##*:} }, "
+	i=$((i + 1))
+done
+export TF_VAR_ssh="{ private_key_file = \"$tmp/id_lab\", known_hosts_file = \"$tmp/known_hosts\", nodes = { $ssh_nodes} }"
 echo "lab.sh: pvesim (pid $sim_pid) serves standalone nodes $nodes from $(field endpoint)"
 
 work="$tmp/work"

@@ -25,6 +25,13 @@ provider "pve" {
       tls_fingerprint = node.tls_fingerprint
     } if name != var.founding_node
   }
+
+  ssh {
+    username         = "root"
+    private_key      = file(pathexpand(var.ssh.private_key_file))
+    known_hosts_file = pathexpand(var.ssh.known_hosts_file)
+    nodes            = var.ssh.nodes
+  }
 }
 
 locals {

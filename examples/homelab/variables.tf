@@ -18,3 +18,21 @@ variable "founding_node" {
   type        = string
   default     = "z2g4a"
 }
+
+variable "ssh" {
+  description = <<-EOT
+    SSH to the nodes as root, for what PVE's API does not reach (Ceph
+    settings and restarts, tuned, NIC rings): the private key file, the
+    known_hosts file holding the nodes' host keys (verified, never trusted
+    blindly), and optional per-node address overrides (by default the
+    provider uses each node's cluster address).
+  EOT
+  type = object({
+    private_key_file = string
+    known_hosts_file = optional(string, "~/.ssh/known_hosts")
+    nodes = optional(map(object({
+      address = string
+      port    = optional(number, 22)
+    })), {})
+  })
+}
