@@ -321,6 +321,13 @@ func (r *configResource) editConf(ctx context.Context, node string, edit func(*c
 		if res.ExitCode == 0 {
 			break
 		}
+		if strings.Contains(string(res.Stderr), "No such file or directory") {
+			// PVE creates its lock directory on first use.
+			if _, err := ex.Run(ctx, node, nodeexec.Cmd("mkdir", "-p", "/etc/pve/priv/lock")); err != nil {
+				return fmt.Errorf("take PVE's ceph.conf lock: %w", err)
+			}
+			continue
+		}
 		if !strings.Contains(string(res.Stderr), "File exists") {
 			return fmt.Errorf("take PVE's ceph.conf lock on node %s: mkdir %s: %s", node, cephConfLockDir, strings.TrimSpace(string(res.Stderr)))
 		}
