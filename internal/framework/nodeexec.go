@@ -56,7 +56,7 @@ func (pd *ProviderData) NodeIP(ctx context.Context, node string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	v, err := pd.Reads.Get(ctx, "cluster/status@"+c.Endpoint(), func(ctx context.Context) (any, error) {
+	ips, err := CachedRead(ctx, pd.Reads, "cluster/status@"+c.Endpoint(), func(ctx context.Context) (map[string]string, error) {
 		st, err := c.ClusterStatus(ctx)
 		if err != nil {
 			return nil, err
@@ -69,10 +69,6 @@ func (pd *ProviderData) NodeIP(ctx context.Context, node string) (string, error)
 	})
 	if err != nil {
 		return "", fmt.Errorf("read the address of node %s (GET /cluster/status of %s): %w", node, c.Endpoint(), err)
-	}
-	ips, ok := v.(map[string]string)
-	if !ok {
-		return "", fmt.Errorf("read cache holds %T for cluster status (provider bug)", v)
 	}
 	if ips[node] == "" {
 		return "", fmt.Errorf("%s does not report an address for node %s in GET /cluster/status; set ssh.nodes.%s.address in the provider configuration", c.Endpoint(), node, node)

@@ -77,7 +77,7 @@ func (pd *ProviderData) IsStandalone(node string) bool {
 func (pd *ProviderData) ClusterChanged() { pd.Reads.Invalidate(membersCacheKey) }
 
 func (pd *ProviderData) members(ctx context.Context) (map[string]bool, error) {
-	v, err := pd.Reads.Get(ctx, membersCacheKey, func(ctx context.Context) (any, error) {
+	return CachedRead(ctx, pd.Reads, membersCacheKey, func(ctx context.Context) (map[string]bool, error) {
 		nodes, err := pd.Client.Nodes(ctx)
 		if err != nil {
 			return nil, err
@@ -88,14 +88,6 @@ func (pd *ProviderData) members(ctx context.Context) (map[string]bool, error) {
 		}
 		return m, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	m, ok := v.(map[string]bool)
-	if !ok {
-		return nil, fmt.Errorf("read cache holds %T for cluster members (provider bug)", v)
-	}
-	return m, nil
 }
 
 // KeyedMutex is a set of mutexes created on demand, one per key.
@@ -170,4 +162,21 @@ func (c *ReadCache) Invalidate(key string) {
 	c.mu.Lock()
 	delete(c.entries, key)
 	c.mu.Unlock()
+}
+
+// CachedRead is ReadCache.Get for one type: it loads key with load once per
+// command and returns the value as T. A different type under key is a
+// provider bug (two callers sharing a key with different loads).
+func CachedRead[T any](ctx context.Context, c *ReadCache, key string, load func(context.Context) (T, error)) (T, error) {
+	v, err := c.Get(ctx, key, func(ctx context.Context) (any, error) { return load(ctx) })
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("read cache holds %T under %q, not %T (provider bug)", v, key, zero)
+	}
+	return t, nil
 }

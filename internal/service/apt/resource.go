@@ -156,17 +156,9 @@ func readCacheKey(node string) string { return "apt/" + node }
 // read returns the node's repositories through the per-command cache, so
 // refreshing several repositories of a node costs one GET.
 func (r *repoResource) read(ctx context.Context, c *pve.Client, node string) (*pve.APTRepositories, error) {
-	v, err := r.PD.Reads.Get(ctx, readCacheKey(node), func(ctx context.Context) (any, error) {
+	return framework.CachedRead(ctx, r.PD.Reads, readCacheKey(node), func(ctx context.Context) (*pve.APTRepositories, error) {
 		return c.APTRepositories(ctx, node)
 	})
-	if err != nil {
-		return nil, err
-	}
-	repos, ok := v.(*pve.APTRepositories)
-	if !ok {
-		return nil, fmt.Errorf("read cache holds %T for the APT repositories of %s (provider bug)", v, node)
-	}
-	return repos, nil
 }
 
 func (r *repoResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

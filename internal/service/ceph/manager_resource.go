@@ -81,21 +81,13 @@ func (r *managerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 }
 
 func (r *managerResource) managerList(ctx context.Context, node string) ([]pve.CephMgr, error) {
-	v, err := r.PD.Reads.Get(ctx, managerReadsKey, func(ctx context.Context) (any, error) {
+	return framework.CachedRead(ctx, r.PD.Reads, managerReadsKey, func(ctx context.Context) ([]pve.CephMgr, error) {
 		c, err := r.PD.NodeClient(ctx, node)
 		if err != nil {
 			return nil, err
 		}
 		return c.CephListMgrs(ctx, node)
 	})
-	if err != nil {
-		return nil, err
-	}
-	mgrs, ok := v.([]pve.CephMgr)
-	if !ok {
-		return nil, fmt.Errorf("read cache holds %T for the manager list (provider bug)", v)
-	}
-	return mgrs, nil
 }
 
 func managerFind(mgrs []pve.CephMgr, id string) *pve.CephMgr {

@@ -133,21 +133,13 @@ func (monitorIPValidator) ValidateString(_ context.Context, req validator.String
 // monitorList reads the monitor list once per command (shared by all
 // monitor resources), through node.
 func (r *monitorResource) monitorList(ctx context.Context, node string) ([]pve.CephMon, error) {
-	v, err := r.PD.Reads.Get(ctx, monitorReadsKey, func(ctx context.Context) (any, error) {
+	return framework.CachedRead(ctx, r.PD.Reads, monitorReadsKey, func(ctx context.Context) ([]pve.CephMon, error) {
 		c, err := r.PD.NodeClient(ctx, node)
 		if err != nil {
 			return nil, err
 		}
 		return c.CephListMons(ctx, node)
 	})
-	if err != nil {
-		return nil, err
-	}
-	mons, ok := v.([]pve.CephMon)
-	if !ok {
-		return nil, fmt.Errorf("read cache holds %T for the monitor list (provider bug)", v)
-	}
-	return mons, nil
 }
 
 func monitorFind(mons []pve.CephMon, id string) *pve.CephMon {

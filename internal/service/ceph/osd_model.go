@@ -68,27 +68,11 @@ const osdTreeKey = "ceph/osd-tree"
 func disksKey(node string) string { return "disks/" + node }
 
 func cachedTree(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string) (*pve.CephOSDTree, error) {
-	v, err := pd.Reads.Get(ctx, osdTreeKey, func(ctx context.Context) (any, error) { return readTree(ctx, pd, c, node) })
-	if err != nil {
-		return nil, err
-	}
-	t, ok := v.(*pve.CephOSDTree)
-	if !ok {
-		return nil, fmt.Errorf("read cache holds %T for the OSD tree (provider bug)", v)
-	}
-	return t, nil
+	return framework.CachedRead(ctx, pd.Reads, osdTreeKey, func(ctx context.Context) (*pve.CephOSDTree, error) { return readTree(ctx, pd, c, node) })
 }
 
 func cachedDisks(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string) ([]pve.Disk, error) {
-	v, err := pd.Reads.Get(ctx, disksKey(node), func(ctx context.Context) (any, error) { return c.ListDisks(ctx, node, false) })
-	if err != nil {
-		return nil, err
-	}
-	d, ok := v.([]pve.Disk)
-	if !ok {
-		return nil, fmt.Errorf("read cache holds %T for the disks of %s (provider bug)", v, node)
-	}
-	return d, nil
+	return framework.CachedRead(ctx, pd.Reads, disksKey(node), func(ctx context.Context) ([]pve.Disk, error) { return c.ListDisks(ctx, node, false) })
 }
 
 func invalidateOSDReads(pd *framework.ProviderData, nodes ...string) {

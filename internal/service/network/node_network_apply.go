@@ -21,21 +21,13 @@ func networkCacheKey(node string) string { return "network/" + node }
 // listNetwork returns the node's interface list, fetched once per command
 // and shared by every resource and data source that reads the node.
 func listNetwork(ctx context.Context, pd *framework.ProviderData, node string) (*pve.NetworkList, error) {
-	v, err := pd.Reads.Get(ctx, networkCacheKey(node), func(ctx context.Context) (any, error) {
+	return framework.CachedRead(ctx, pd.Reads, networkCacheKey(node), func(ctx context.Context) (*pve.NetworkList, error) {
 		c, err := pd.NodeClient(ctx, node)
 		if err != nil {
 			return nil, err
 		}
 		return c.ListNetwork(ctx, node)
 	})
-	if err != nil {
-		return nil, err
-	}
-	list, ok := v.(*pve.NetworkList)
-	if !ok {
-		return nil, fmt.Errorf("read cache holds %T for node %s network, not a network list (provider bug)", v, node)
-	}
-	return list, nil
 }
 
 func findInterface(list *pve.NetworkList, iface string) *pve.NetworkInterface {
