@@ -192,6 +192,21 @@ func hash64(parts ...any) uint64 {
 	return h.Sum64()
 }
 
+// crushHash scores a placement candidate. FNV-1a alone is not enough for
+// rendezvous hashing: candidates that differ only in their last bytes
+// ("osd/0" vs "osd/3") compare the same way for every PG, so one OSD of a
+// host got every PG and its sibling none. The murmur3 finaliser spreads the
+// difference over all bits, as CRUSH's hash does for real clusters.
+func crushHash(parts ...any) uint64 {
+	x := hash64(parts...)
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
 func (cs *cephState) osdIDs() []int {
 	ids := make([]int, 0, len(cs.OSDs))
 	for id := range cs.OSDs {
@@ -214,7 +229,7 @@ func (cs *cephState) crush(p *cephPool, i int) []int {
 		hosts = append(hosts, h)
 	}
 	sort.Slice(hosts, func(a, b int) bool {
-		ha, hb := hash64(p.ID, i, hosts[a]), hash64(p.ID, i, hosts[b])
+		ha, hb := crushHash(p.ID, i, hosts[a]), crushHash(p.ID, i, hosts[b])
 		if ha != hb {
 			return ha > hb
 		}
@@ -227,7 +242,7 @@ func (cs *cephState) crush(p *cephPool, i int) []int {
 		}
 		best, bestScore := -1, uint64(0)
 		for _, id := range byHost[h] {
-			if s := hash64(p.ID, i, "osd", id); best < 0 || s > bestScore {
+			if s := crushHash(p.ID, i, "osd", id); best < 0 || s > bestScore {
 				best, bestScore = id, s
 			}
 		}

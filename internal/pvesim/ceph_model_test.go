@@ -214,3 +214,30 @@ func TestCephRecoveryRate(t *testing.T) {
 		t.Errorf("osd_max_backfills 4 moved %v bytes, default %v", four.RecoveredBytes, one.RecoveredBytes)
 	}
 }
+
+// CRUSH spreads every pool's PGs over every in OSD, whichever ids the OSDs
+// of a host got: size 1 pools put each PG on one OSD, so an OSD left out
+// of the hashing would hold nothing (and tests about its data would be
+// vacuous).
+func TestCephCrushSpreadsPGsOverEveryOSD(t *testing.T) {
+	for poolID := 1; poolID <= 4; poolID++ {
+		for _, size := range []int{1, 3} {
+			cs := labCeph(3, 2)
+			p := cs.Pools[0]
+			p.ID, p.Size, p.MinSize = poolID, size, 1
+			count := map[int]int{}
+			for i := range p.PGs {
+				for _, id := range cs.crush(p, i) {
+					count[id]++
+				}
+			}
+			// 64 or 32 PGs over 6 OSDs: expect each near its share.
+			share := len(p.PGs) * size / len(cs.OSDs)
+			for id := range cs.OSDs {
+				if count[id] < share/3 {
+					t.Errorf("pool %d size %d: osd.%d holds %d PGs, share %d (all: %v)", poolID, size, id, count[id], share, count)
+				}
+			}
+		}
+	}
+}

@@ -44,6 +44,11 @@ type authDomain struct {
 	// Ceph is /etc/pve/ceph.conf and the Ceph cluster (ceph.go); nil until
 	// pveceph init.
 	Ceph *cephState `json:"ceph,omitempty"`
+	// Storage is /etc/pve/storage.cfg (storage_model.go); nil until first
+	// used, then the installer's defaults. Volumes are the volumes of its
+	// shared storages by volid.
+	Storage *storageCfg           `json:"storage,omitempty"`
+	Volumes map[string]*simVolume `json:"volumes,omitempty"`
 	// PVEFiles are other files under /etc/pve written over SSH (ssh_files.go).
 	PVEFiles map[string]*simFile `json:"pve_files,omitempty"`
 	// locks are pmxcfs lock directories under /etc/pve/priv/lock by name,
@@ -77,8 +82,11 @@ type nodeState struct {
 	Bench    *benchState   `json:"bench,omitempty"`
 	// SSHHostKey is the node's ed25519 host key (PEM); Exec is what SSH
 	// commands see and change (ssh.go, ssh_state.go).
-	SSHHostKey string         `json:"ssh_host_key,omitempty"`
-	Exec       *nodeExecState `json:"exec,omitempty"`
+	SSHHostKey string `json:"ssh_host_key,omitempty"`
+	// Volumes are the volumes of node-local storages by volid
+	// (storage_model.go).
+	Volumes map[string]*simVolume `json:"volumes,omitempty"`
+	Exec    *nodeExecState        `json:"exec,omitempty"`
 }
 
 func loadState(path string) (*simState, error) {
