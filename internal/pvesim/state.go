@@ -83,6 +83,8 @@ type nodeState struct {
 	// SSHHostKey is the node's ed25519 host key (PEM); Exec is what SSH
 	// commands see and change (ssh.go, ssh_state.go).
 	SSHHostKey string `json:"ssh_host_key,omitempty"`
+	// VMs are the node's guests by vmid (qemu_model.go).
+	VMs map[int]*qemuVM `json:"vms,omitempty"`
 	// Volumes are the volumes of node-local storages by volid
 	// (storage_model.go).
 	Volumes map[string]*simVolume `json:"volumes,omitempty"`
