@@ -207,14 +207,9 @@ func (r *managerResource) Read(ctx context.Context, req resource.ReadRequest, re
 
 // Update only changes timeouts: node replaces the manager.
 func (r *managerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state managerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	state.Timeouts = plan.Timeouts
-	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	// Only timeouts can change: everything else replaces the resource or is
+	// refused in ModifyPlan.
+	framework.UpdateTimeoutsOnly(ctx, req, resp)
 }
 
 func (r *managerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

@@ -401,14 +401,9 @@ func (r *clusterNodeResource) read(ctx context.Context, node string) (*clusterNo
 }
 
 func (r *clusterNodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state clusterNodeModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	state.Timeouts = plan.Timeouts
-	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	// Only timeouts can change: everything else replaces the resource or is
+	// refused in ModifyPlan.
+	framework.UpdateTimeoutsOnly(ctx, req, resp)
 }
 
 func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

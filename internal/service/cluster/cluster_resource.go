@@ -341,16 +341,9 @@ func (r *clusterResource) read(ctx context.Context, name, node string, _ types.L
 }
 
 func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	// Only timeouts can change (everything else is refused in ModifyPlan or
-	// replaces the resource); keep what PVE reports.
-	var plan, state clusterModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	state.Timeouts = plan.Timeouts
-	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	// Only timeouts can change: everything else replaces the resource or is
+	// refused in ModifyPlan.
+	framework.UpdateTimeoutsOnly(ctx, req, resp)
 }
 
 func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

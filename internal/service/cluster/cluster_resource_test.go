@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
@@ -168,6 +170,21 @@ func TestAccCluster_createJoinImport(t *testing.T) {
 				),
 			},
 			{Config: cfg, PlanOnly: true},
+			{
+				// Timeouts alone change in place; what PVE reported stays.
+				Config: e.Config(strings.Replace(clusterConfig, "  name  = \"lab\"\n", "  name  = \"lab\"\n  timeouts {\n    create = \"45m\"\n  }\n", 1),
+					strings.Replace(nodeConfig("z2g4b", 1), "  depends_on", "  timeouts {\n    delete = \"20m\"\n  }\n  depends_on", 1), nodeConfig("z2g4c", 2)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("pve_cluster.lab", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("pve_cluster_node.z2g4b", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("pve_cluster.lab", "timeouts.create", "45m"),
+					resource.TestCheckResourceAttr("pve_cluster.lab", "fingerprint", before["z2g4a"].TLSFingerprint),
+					resource.TestCheckResourceAttr("pve_cluster_node.z2g4b", "timeouts.delete", "20m"),
+					resource.TestCheckResourceAttr("pve_cluster_node.z2g4b", "cluster", "lab"),
+				),
+			},
 			{ResourceName: "pve_cluster.lab", ImportState: true, ImportStateId: "lab", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts", "nodes"}, Config: cfg},
 			{ResourceName: "pve_cluster_node.z2g4c", ImportState: true, ImportStateId: "z2g4c", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}, Config: cfg},
 			{
