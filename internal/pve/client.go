@@ -442,8 +442,13 @@ func (c *Client) do(ctx context.Context, method, path string, params Params, noA
 		if err == nil {
 			return res, nil
 		}
-		if ctx.Err() != nil {
-			return nil, err
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancelled after the attempt failed: no retry, and callers
+			// can tell cancellation from PVE's answer.
+			if errors.Is(err, cerr) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w (gave up retrying: %w)", err, cerr)
 		}
 		var apiErr *APIError
 		if !noAuth && c.tokenID == "" && !relogged && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusUnauthorized {
