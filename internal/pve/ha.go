@@ -13,8 +13,9 @@ import (
 func haResourcePath(sid string) string { return "/cluster/ha/resources/" + PathEscape(sid) }
 
 // IsHANotFound reports PVE's answer for an HA resource, group or rule that
-// is not configured ("no such resource 'vm:100'", "no such ha group ...",
-// "no such ha rule ...", or a not-found status).
+// is not configured ("no such resource 'vm:100'", "cannot delete service
+// 'vm:100', not HA managed!", "no such ha group ...", "no such ha rule
+// ...", or a not-found status).
 func IsHANotFound(err error) bool {
 	var ae *APIError
 	if !errors.As(err, &ae) {
@@ -23,7 +24,7 @@ func IsHANotFound(err error) bool {
 	if ae.IsNotFoundStatus() {
 		return true
 	}
-	for _, p := range []string{"no such resource '", "no such ha group '", "no such ha rule '"} {
+	for _, p := range []string{"no such resource '", "', not HA managed!", "no such ha group '", "no such ha rule '"} {
 		if strings.Contains(ae.Message, p) {
 			return true
 		}
