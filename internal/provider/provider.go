@@ -321,6 +321,8 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		cluster.NewClusterNodeResource,
 		clusteroptions.NewResource,
 		ha.NewResource,
+		ha.NewRuleResource,
+		ha.NewGroupResource,
 		apt.NewResource,
 		node.NewTunedProfileResource,
 		node.NewNICRingResource,

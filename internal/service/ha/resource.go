@@ -211,20 +211,19 @@ func (r *haResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	if !usesGroup && !noFailback || r.PD == nil || r.PD.Client == nil {
 		return
 	}
-	v, err := framework.CachedRead(ctx, r.PD.Reads, "version", r.PD.Client.Version)
+	pve9, release, err := releaseIs9(ctx, r.PD)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "PVE version", "", err)
 		return
 	}
-	pve9 := !strings.HasPrefix(v.Release, "8.") && !strings.HasPrefix(v.Release, "7.")
 	if usesGroup && pve9 {
 		resp.Diagnostics.AddAttributeError(path.Root("group"), "HA groups were migrated to rules",
 			fmt.Sprintf("PVE %s has no HA groups (\"ha groups have been migrated to rules\"). Remove group and place the guest "+
-				"with a pve_ha_rule of type node-affinity that lists this resource.", v.Release))
+				"with a pve_ha_rule of type node-affinity that lists this resource.", release))
 	}
 	if noFailback && !pve9 {
 		resp.Diagnostics.AddAttributeError(path.Root("failback"), "failback needs PVE 9",
-			fmt.Sprintf("PVE %s has no per-resource failback; remove failback and set nofailback on the resource's pve_ha_group.", v.Release))
+			fmt.Sprintf("PVE %s has no per-resource failback; remove failback and set nofailback on the resource's pve_ha_group.", release))
 	}
 }
 
