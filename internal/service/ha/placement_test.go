@@ -91,7 +91,7 @@ resource "pve_ha_rule" "apart" {
 		CheckDestroy: func(*terraform.State) error {
 			rules, err := e.Client.HARules(context.Background(), "", "")
 			if err != nil || len(rules) != 0 {
-				return fmt.Errorf("rules after destroy: %+v %v", rules, err)
+				return fmt.Errorf("rules after destroy: %+v %w", rules, err)
 			}
 			return nil
 		},
@@ -238,7 +238,7 @@ resource "pve_ha_resource" "vm100" {
 	e.Run(t, resource.TestCase{
 		CheckDestroy: func(*terraform.State) error {
 			if _, err := e.Client.HAGroup(context.Background(), "prefer_b"); !pve.IsHANotFound(err) {
-				return fmt.Errorf("group after destroy: %v", err)
+				return fmt.Errorf("group after destroy: %w", err)
 			}
 			return nil
 		},

@@ -108,7 +108,7 @@ resource "pve_ha_resource" "vm" {
 		CheckDestroy: func(*terraform.State) error {
 			_, err := e.Client.HAResource(context.Background(), sid)
 			if !pve.IsHANotFound(err) {
-				return fmt.Errorf("HA resource %s after destroy: err %v", sid, err)
+				return fmt.Errorf("HA resource %s after destroy: err %w", sid, err)
 			}
 			// Removing HA leaves the guest as it was.
 			if e.Sim != nil {
