@@ -45,6 +45,11 @@ type haConfig struct {
 	Services map[string]*haService `json:"services,omitempty"`
 	// MasterNode is the CRM master: the first node that got a resource.
 	MasterNode string `json:"master_node,omitempty"`
+	// crmDelay is how long the CRM and LRM take to act on a request
+	// (SetHACRMDelay); failStart are services whose start fails
+	// (SetHAStartFails). Test settings, not persisted.
+	crmDelay  time.Duration
+	failStart map[string]bool
 }
 
 // haSection is one section of a section config: its type and options as
@@ -61,6 +66,9 @@ type haService struct {
 	State   string `json:"state"`
 	Running bool   `json:"running,omitempty"`
 	UID     string `json:"uid"`
+	// Target is the state the CRM is bringing the service to since Since.
+	Target string    `json:"target,omitempty"`
+	Since  time.Time `json:"since,omitempty"`
 }
 
 // haIntKeys are options whose schema type is integer or boolean: the API
@@ -425,6 +433,10 @@ func haUpdateResource(c *call) (any, *apiError) {
 			return nil, die("HA group '%s' does not exist", g)
 		}
 	}
+	c.s.haTickLocked(h)
+	if svc := h.Services[sid]; svc != nil && svc.State == "error" && c.params["state"] != "disabled" {
+		return nil, die("service '%s' in error state, must be disabled and fixed first", sid)
+	}
 	if d, ok := c.params["digest"]; ok && d != resourcesDigest(h) {
 		return nil, die("update resources config failed: %s", modifiedConfig)
 	}
@@ -486,20 +498,18 @@ func haDeleteResource(c *call) (any, *apiError) {
 }
 
 // haManageLocked is one CRM round: every configured, not ignored resource
-// whose guest exists gets a service entry, and the LRM brings the guest to
-// the requested state.
+// whose guest exists gets a service entry with the state the CRM is to
+// bring it to; haTickLocked applies what is due (at once unless
+// SetHACRMDelay asked for a delay).
 func (s *Sim) haManageLocked(listener string, h *haConfig) {
 	for sid := range h.Services {
 		if r := h.Resources[sid]; r == nil || r.Opts["state"] == "ignored" {
 			delete(h.Services, sid)
 		}
 	}
+	now := time.Now()
 	for _, sid := range sortedKeys(h.Resources) {
-		r := h.Resources[sid]
-		req := r.Opts["state"]
-		if req == "" || req == "enabled" {
-			req = "started"
-		}
+		req := haRequestState(h.Resources[sid])
 		if req == "ignored" {
 			continue
 		}
@@ -512,22 +522,99 @@ func (s *Sim) haManageLocked(listener string, h *haConfig) {
 		if h.MasterNode == "" {
 			h.MasterNode = listener
 		}
+		target := "stopped" // stopped, disabled
+		if req == "started" {
+			target = "started"
+		}
 		svc := h.Services[sid]
 		if svc == nil {
-			svc = &haService{}
+			// A new service starts out as its guest is.
+			svc = &haService{State: "stopped"}
+			if vm.Status == "running" {
+				svc.State, svc.Running = "started", true
+			}
 			h.Services[sid] = svc
 		}
 		svc.Node = node
-		switch req {
-		case "started":
+		if svc.Target != target {
+			svc.Target, svc.Since = target, now
+			svc.UID = haUID(sid, req+now.String())
+		}
+	}
+	s.haTickLocked(h)
+}
+
+// haRequestState is the resource's request state with PVE's defaults
+// (unset and `enabled` are `started`).
+func haRequestState(r *haSection) string {
+	req := r.Opts["state"]
+	if req == "" || req == "enabled" {
+		return "started"
+	}
+	return req
+}
+
+// haTickLocked lets the CRM and LRMs finish what is due: the guest is
+// started or stopped and the service takes its target state, or `error`
+// for a start that SetHAStartFails made fail.
+func (s *Sim) haTickLocked(h *haConfig) {
+	now := time.Now()
+	for sid, svc := range h.Services {
+		if svc.Target == "" || svc.State == svc.Target || now.Before(svc.Since.Add(h.crmDelay)) {
+			continue
+		}
+		if svc.State == "error" && haRequestState(h.Resources[sid]) != "disabled" {
+			continue // only disabled clears the error state
+		}
+		_, name, _ := strings.Cut(sid, ":")
+		id, _ := strconv.Atoi(name)
+		var vm *qemuVM
+		if ns := s.st.Nodes[svc.Node]; ns != nil {
+			vm = ns.VMs[id]
+		}
+		switch {
+		case vm == nil:
+			continue
+		case svc.Target == "started" && h.failStart[sid]:
+			svc.State, svc.Running = "error", false
+			svc.Target = "error"
+		case svc.Target == "started":
 			vm.Status = "running"
 			svc.State, svc.Running = "started", true
-		default: // stopped, disabled
+		default:
 			vm.Status = "stopped"
 			svc.State, svc.Running = "stopped", false
 		}
-		svc.UID = haUID(sid, req)
 	}
+}
+
+// haVerboseState is get_verbose_service_state: what the status shows for
+// a service, with fast feedback while the CRM works on a request.
+func haVerboseState(svc *haService, req string) string {
+	if svc == nil {
+		return "queued"
+	}
+	switch svc.State {
+	case "stopped":
+		switch req {
+		case "started":
+			return "starting"
+		case "disabled":
+			return "disabled"
+		}
+	case "started":
+		if req == "stopped" || req == "disabled" {
+			return "stopping"
+		}
+		if !svc.Running {
+			return "starting"
+		}
+	case "error":
+		if req == "disabled" {
+			return "clearing error flag"
+		}
+	}
+	return svc.State
 }
 
 // haUID is the uid the CRM gives a service state change.
@@ -547,6 +634,7 @@ func (s *Sim) haStateLocked(node string, vmid int) string {
 	if d == nil || d.HA == nil {
 		return ""
 	}
+	s.haTickLocked(d.HA)
 	if svc := d.HA.Services[fmt.Sprintf("vm:%d", vmid)]; svc != nil {
 		return svc.State
 	}
@@ -953,6 +1041,7 @@ func haDeleteRule(c *call) (any, *apiError) {
 
 func haStatusCurrent(c *call) (any, *apiError) {
 	h := haOf(c)
+	c.s.haTickLocked(h)
 	now := time.Now()
 	stamp := now.Format("Mon Jan  2 15:04:05 2006")
 	out := []map[string]any{{"id": "quorum", "type": "quorum", "node": c.listener, "status": "OK", "quorate": 1}}
@@ -1015,10 +1104,7 @@ func haStatusCurrent(c *call) (any, *apiError) {
 		default:
 			e["node"] = svc.Node
 			e["crm_state"] = svc.State
-			e["state"] = svc.State
-			if svc.State == "stopped" && req == "disabled" {
-				e["state"] = "disabled"
-			}
+			e["state"] = haVerboseState(svc, req)
 		}
 		e["status"] = fmt.Sprintf("%s (%s, %s)", sid, e["node"], e["state"])
 		out = append(out, e)
@@ -1028,6 +1114,7 @@ func haStatusCurrent(c *call) (any, *apiError) {
 
 func haManagerStatus(c *call) (any, *apiError) {
 	h := haOf(c)
+	c.s.haTickLocked(h)
 	ms := map[string]any{}
 	if h.MasterNode != "" {
 		ns := map[string]any{}

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 func haSim(t *testing.T, release string) (*Sim, *client) {
@@ -191,5 +192,54 @@ func TestHARules(t *testing.T) {
 	a := c.ok("GET", "/cluster/ha/rules/apart", nil).data().(map[string]any)
 	if a["resources"] != "vm:101" || a["errors"].(map[string]any)["resources"].([]any)[0] != "rule is ineffective as there are less than two resources" {
 		t.Fatalf("apart after purge: %v", a)
+	}
+}
+
+// With a CRM that takes its time, the status shows PVE's fast feedback
+// (starting, stopping) while the guest is unchanged, then the result.
+func TestHACRMDelayAndErrorState(t *testing.T) {
+	s, c := haSim(t, "9.1")
+	s.SetHACRMDelay(time.Hour)
+	c.ok("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:100"}})
+	svc := func() map[string]any {
+		for _, e := range c.ok("GET", "/cluster/ha/status/current", nil).data().([]any) {
+			if m := e.(map[string]any); m["sid"] == "vm:100" {
+				return m
+			}
+		}
+		t.Fatal("no service entry")
+		return nil
+	}
+	if e := svc(); e["state"] != "starting" || e["crm_state"] != "stopped" || e["request_state"] != "started" {
+		t.Fatalf("pending start: %v", e)
+	}
+	if st, _ := s.GuestStatus(100); st != "stopped" {
+		t.Fatalf("guest started before the CRM acted: %s", st)
+	}
+	s.SetHACRMDelay(0)
+	if e := svc(); e["state"] != "started" {
+		t.Fatalf("after the CRM acted: %v", e)
+	}
+	s.SetHACRMDelay(time.Hour)
+	c.ok("PUT", "/cluster/ha/resources/vm:100", url.Values{"state": {"stopped"}})
+	if e := svc(); e["state"] != "stopping" {
+		t.Fatalf("pending stop: %v", e)
+	}
+	s.SetHACRMDelay(0)
+	if st, _ := s.GuestStatus(100); st != "stopped" {
+		t.Fatalf("guest after stop: %s", st)
+	}
+
+	// A start that fails ends in the error state, which only disabled
+	// clears.
+	s.SetHAStartFails(100)
+	c.ok("PUT", "/cluster/ha/resources/vm:100", url.Values{"state": {"started"}})
+	if e := svc(); e["state"] != "error" {
+		t.Fatalf("failed start: %v", e)
+	}
+	wantDie(t, c.do("PUT", "/cluster/ha/resources/vm:100", url.Values{"state": {"stopped"}}), "service 'vm:100' in error state, must be disabled and fixed first")
+	c.ok("PUT", "/cluster/ha/resources/vm:100", url.Values{"state": {"disabled"}})
+	if e := svc(); e["state"] != "disabled" || e["crm_state"] != "stopped" {
+		t.Fatalf("after disabled: %v", e)
 	}
 }

@@ -38,6 +38,11 @@ func pad12(n int) string {
 func (s *Sim) GuestStatus(vmid int) (status, node string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, dom := range s.st.Domains {
+		if dom.HA != nil {
+			s.haTickLocked(dom.HA)
+		}
+	}
 	for _, name := range s.st.NodeOrder {
 		if vm := s.st.Nodes[name].VMs[vmid]; vm != nil {
 			return vm.Status, name

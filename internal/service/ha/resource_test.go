@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -331,4 +332,67 @@ func TestAccHAResource_unknownGuest(t *testing.T) {
 		Config:      e.Config(`resource "pve_ha_resource" "vm" { sid = "vm:999" }`),
 		ExpectError: regexp.MustCompile(`(?s)Unable to Create HA resource vm:999.*resource 'vm:999' does not exist in\s+cluster`),
 	}}})
+}
+
+// The HA manager acts some seconds after the write; create and update
+// return only once it reports the requested state.
+func TestAccHAResource_waitsForTheHAManager(t *testing.T) {
+	t.Parallel()
+	e := acctest.New(t)
+	if e.Sim == nil {
+		t.Skip("the simulator's HA manager delay is a test setting")
+	}
+	vmid := testVM(t, e)
+	e.Sim.SetHACRMDelay(3 * time.Second)
+	cfg := func(state string) string {
+		return e.Config(fmt.Sprintf(`resource "pve_ha_resource" "vm" {
+  vmid  = %d
+  state = %q
+}`, vmid, state))
+	}
+	done := func(want, guest string) resource.TestCheckFunc {
+		return resource.ComposeAggregateTestCheckFunc(
+			checkPVE(e, fmt.Sprintf("vm:%d", vmid), func(_ *pve.HAResource, crm string) error {
+				if crm != want {
+					return fmt.Errorf("HA manager state %q, want %q", crm, want)
+				}
+				return nil
+			}),
+			guestIs(e, vmid, guest),
+		)
+	}
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: cfg("started"), Check: done("started", "running")},
+		{Config: cfg("stopped"), Check: done("stopped", "stopped")},
+	}})
+}
+
+// A guest the HA manager cannot start ends in PVE's error state: the apply
+// fails saying so and how to get out; `disabled` clears it.
+func TestAccHAResource_errorState(t *testing.T) {
+	t.Parallel()
+	e := acctest.New(t)
+	if e.Sim == nil {
+		t.Skip("needs a guest whose start fails")
+	}
+	vmid := testVM(t, e)
+	e.Sim.SetHAStartFails(int(vmid))
+	cfg := func(state string) string {
+		return e.Config(fmt.Sprintf(`resource "pve_ha_resource" "vm" {
+  vmid  = %d
+  state = %q
+}`, vmid, state))
+	}
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: cfg("started"), ExpectError: regexp.MustCompile(`(?s)Unable to Create HA resource vm:100.*error state.*disabled`)},
+		{
+			Config: cfg("disabled"),
+			Check: checkPVE(e, "vm:100", func(r *pve.HAResource, crm string) error {
+				if r.State != "disabled" || crm != "disabled" {
+					return fmt.Errorf("PVE reports %+v, HA manager state %q", r, crm)
+				}
+				return nil
+			}),
+		},
+	}})
 }
