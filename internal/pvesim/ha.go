@@ -477,19 +477,7 @@ func haDeleteResource(c *call) (any, *apiError) {
 	}
 	delete(h.Resources, sid)
 	if c.s.rel.atLeast9() && c.params["purge"] != "0" {
-		for id, rule := range h.Rules {
-			var keep []string
-			for _, r := range splitList(rule.Opts["resources"]) {
-				if r != sid {
-					keep = append(keep, r)
-				}
-			}
-			if len(keep) == 0 {
-				delete(h.Rules, id)
-				continue
-			}
-			rule.Opts["resources"] = strings.Join(keep, ",")
-		}
+		haPurgeFromRules(h, sid)
 	}
 	// The CRM drops the service; the guest keeps running as it is.
 	c.s.haManageLocked(c.listener, h)

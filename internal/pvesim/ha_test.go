@@ -243,3 +243,30 @@ func TestHACRMDelayAndErrorState(t *testing.T) {
 		t.Fatalf("after disabled: %v", e)
 	}
 }
+
+// The helpers the VM handlers use: hastart/hastop go through the request
+// state, destroy with purge removes the VM from HA and its rules.
+func TestHAGuestHelpers(t *testing.T) {
+	s, c := haSim(t, "9.1")
+	c.ok("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:100"}, "state": {"stopped"}})
+	c.ok("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:101"}, "state": {"ignored"}})
+	c.ok("POST", "/cluster/ha/rules", url.Values{"rule": {"r1"}, "type": {"node-affinity"}, "resources": {"vm:100"}, "nodes": {"z2g4b"}})
+	s.mu.Lock()
+	managed, ignoredManaged, configured := s.haManagedLocked("z2g4a", 100), s.haManagedLocked("z2g4a", 101), s.haConfiguredLocked("z2g4a", 101)
+	started := s.haRequestLocked("z2g4a", 100, "started")
+	s.mu.Unlock()
+	if !managed || ignoredManaged || !configured || !started {
+		t.Fatalf("managed %v, ignored managed %v, ignored configured %v, request %v", managed, ignoredManaged, configured, started)
+	}
+	if st, _ := s.GuestStatus(100); st != "running" {
+		t.Fatalf("hastart: guest %s", st)
+	}
+	if got := c.ok("GET", "/cluster/ha/resources/vm:100", nil).data().(map[string]any); got["state"] != "started" {
+		t.Fatalf("request state after hastart: %v", got)
+	}
+	s.mu.Lock()
+	s.haPurgeGuestLocked("z2g4a", 100)
+	s.mu.Unlock()
+	wantDie(t, c.do("GET", "/cluster/ha/resources/vm:100", nil), "no such resource 'vm:100'")
+	wantDie(t, c.do("GET", "/cluster/ha/rules/r1", nil), "no such ha rule 'r1'")
+}
