@@ -612,7 +612,8 @@ func haUID(sid, state string) string {
 }
 
 // haStateLocked is the `hastate` of a guest's /cluster/resources row: its
-// service state in the manager status, "" when HA does not manage it.
+// service state in the manager status, else the state configured in
+// resources.cfg; "" when HA does not manage it (or no state is set).
 func (s *Sim) haStateLocked(node string, vmid int) string {
 	ns := s.st.Nodes[node]
 	if ns == nil {
@@ -623,8 +624,14 @@ func (s *Sim) haStateLocked(node string, vmid int) string {
 		return ""
 	}
 	s.haTickLocked(d.HA)
-	if svc := d.HA.Services[fmt.Sprintf("vm:%d", vmid)]; svc != nil {
+	sid := fmt.Sprintf("vm:%d", vmid)
+	if svc := d.HA.Services[sid]; svc != nil {
 		return svc.State
+	}
+	// Not (yet) in the manager status, such as ignored: the configured
+	// request state, if one is set.
+	if r := d.HA.Resources[sid]; r != nil {
+		return r.Opts["state"]
 	}
 	return ""
 }

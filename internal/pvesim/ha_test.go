@@ -115,8 +115,12 @@ func TestHAResourceErrors(t *testing.T) {
 	if e := ss["vm:100"].(map[string]any); e["state"] != "started" || e["node"] != "z2g4b" {
 		t.Fatalf("manager status: %v", ms)
 	}
-	// ignored: the CRM forgets the service.
+	// ignored: the CRM forgets the service; /cluster/resources shows the
+	// configured state.
 	c.ok("PUT", "/cluster/ha/resources/vm:100", url.Values{"state": {"ignored"}})
+	if rows := c.ok("GET", "/cluster/resources", url.Values{"type": {"vm"}}).data().([]any); rows[0].(map[string]any)["hastate"] != "ignored" {
+		t.Fatalf("hastate of an ignored resource: %v", rows)
+	}
 	ms = c.ok("GET", "/cluster/ha/status/manager_status", nil).data().(map[string]any)
 	if _, ok := ms["manager_status"].(map[string]any)["service_status"].(map[string]any)["vm:100"]; ok {
 		t.Fatalf("ignored resource still in service status: %v", ms)
