@@ -302,6 +302,16 @@ const modifiedConfig = "detected modified configuration - file changed by other 
 // simulated groups.cfg is always empty.
 func groupsMigrated(c *call) bool { return c.s.rel.atLeast9() }
 
+// checkCfsQuorum is PVE::Cluster::check_cfs_quorum: creates need a
+// quorate cluster (/etc/pve is read-only without quorum).
+func checkCfsQuorum(c *call) *apiError {
+	cc := c.s.clusterOf(c.listener)
+	if cc != nil && !c.s.quorate(c.s.st.Nodes[c.listener].Domain, cc) {
+		return die("cluster not ready - no quorum?")
+	}
+	return nil
+}
+
 // parseSid is PVE::HA::Config::parse_sid.
 func parseSid(c *call, sid string) (string, string, string, *apiError) {
 	if integerRE.MatchString(sid) && !strings.ContainsAny(sid, "+-") {
@@ -387,6 +397,9 @@ func haCheckName(c *call, typ, name string) *apiError {
 }
 
 func haCreateResource(c *call) (any, *apiError) {
+	if aerr := checkCfsQuorum(c); aerr != nil {
+		return nil, aerr
+	}
 	sid, typ, name, aerr := parseSid(c, c.params["sid"])
 	if aerr != nil {
 		return nil, aerr
@@ -701,6 +714,9 @@ func encodeNodes(v string) string {
 }
 
 func haCreateGroup(c *call) (any, *apiError) {
+	if aerr := checkCfsQuorum(c); aerr != nil {
+		return nil, aerr
+	}
 	if groupsMigrated(c) {
 		return nil, groupsMigratedErr("create group")
 	}
@@ -950,6 +966,9 @@ func haAssertFeasible(h *haConfig, id string) *apiError {
 }
 
 func haCreateRule(c *call) (any, *apiError) {
+	if aerr := checkCfsQuorum(c); aerr != nil {
+		return nil, aerr
+	}
 	h := haOf(c)
 	typ, id := c.params["type"], c.params["rule"]
 	opts, aerr := haCheckRuleOpts(c, h, typ, true)

@@ -274,3 +274,11 @@ func TestHAGuestHelpers(t *testing.T) {
 	wantDie(t, c.do("GET", "/cluster/ha/resources/vm:100", nil), "no such resource 'vm:100'")
 	wantDie(t, c.do("GET", "/cluster/ha/rules/r1", nil), "no such ha rule 'r1'")
 }
+
+// /etc/pve is read-only without quorum: creates fail with PVE's text.
+func TestHACreateNeedsQuorum(t *testing.T) {
+	s, c := haSim(t, "9.1")
+	s.PowerOff("z2g4b")
+	s.PowerOff("z2g4c")
+	wantDie(t, c.do("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:100"}}), "cluster not ready - no quorum?")
+}
