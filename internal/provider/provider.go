@@ -29,6 +29,7 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/service/certificate"
 	"github.com/pvelab/terraform-provider-pve/internal/service/cluster"
 	"github.com/pvelab/terraform-provider-pve/internal/service/clusteroptions"
+	"github.com/pvelab/terraform-provider-pve/internal/service/ha"
 	"github.com/pvelab/terraform-provider-pve/internal/service/network"
 	"github.com/pvelab/terraform-provider-pve/internal/service/node"
 )
@@ -319,6 +320,9 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		cluster.NewClusterResource,
 		cluster.NewClusterNodeResource,
 		clusteroptions.NewResource,
+		ha.NewResource,
+		ha.NewRuleResource,
+		ha.NewGroupResource,
 		apt.NewResource,
 		node.NewTunedProfileResource,
 		node.NewNICRingResource,

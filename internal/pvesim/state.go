@@ -49,6 +49,9 @@ type authDomain struct {
 	// shared storages by volid.
 	Storage *storageCfg           `json:"storage,omitempty"`
 	Volumes map[string]*simVolume `json:"volumes,omitempty"`
+	// HA is /etc/pve/ha and the HA manager status (ha.go); nil until first
+	// used.
+	HA *haConfig `json:"ha,omitempty"`
 	// PVEFiles are other files under /etc/pve written over SSH (ssh_files.go).
 	PVEFiles map[string]*simFile `json:"pve_files,omitempty"`
 	// locks are pmxcfs lock directories under /etc/pve/priv/lock by name,

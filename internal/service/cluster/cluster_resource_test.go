@@ -411,3 +411,38 @@ func TestAccClusterNode_wrongFingerprintFailsBeforeJoining(t *testing.T) {
 		},
 	})
 }
+
+// A member that still hosts a guest is not removed: the provider refuses
+// with the guests named, and the node stays in the cluster.
+func TestAccClusterNode_removeRefusedWhileNodeHostsGuests(t *testing.T) {
+	t.Parallel()
+	e := acctest.NewStandalone(t)
+	cfg := e.Config(clusterConfig, nodeConfig("z2g4b", 1), nodeConfig("z2g4c", 2))
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { labAddresses(t, e, "z2g4a", "z2g4b", "z2g4c") },
+				Config:    cfg,
+			},
+			{
+				PreConfig:   func() { e.Sim.CreateTestVM("z2g4c", 100, "vm100") },
+				Config:      e.Config(clusterConfig, nodeConfig("z2g4b", 1)),
+				ExpectError: regexp.MustCompile(`(?s)Unable to Remove cluster node z2g4c.*Node z2g4c still hosts guests\s+qemu/100`),
+			},
+			{
+				Config: cfg,
+				Check: func(*terraform.State) error {
+					st, err := e.Client.ClusterStatus(context.Background())
+					if err != nil {
+						return err
+					}
+					if st.Node("z2g4c") == nil || len(st.Nodes) != 3 {
+						return fmt.Errorf("z2g4c left the cluster: %+v", st)
+					}
+					return nil
+				},
+			},
+			{Config: e.Config(forget)},
+		},
+	})
+}
