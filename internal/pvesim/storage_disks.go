@@ -365,10 +365,15 @@ func readZPool(c *call) (any, *apiError) {
 	ns := c.node()
 	p := ns.ZPools[c.params["name"]]
 	if p == nil {
-		return nil, die("zpool '%s' not found\n", c.params["name"]) // ZFS.pm: "command 'zpool status' failed" in a real node
+		return nil, die("command '/sbin/zpool status -P -v %s' failed: exit code 1\n", c.params["name"])
 	}
+	// zpool status -P names the partition zpool create made, by id.
 	leaf := func(dev string) map[string]any {
-		return map[string]any{"name": dev, "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "leaf": 1}
+		name := dev
+		if d := findDisk(c.s.nodeDisks(ns), dev); d != nil {
+			name = "/dev/disk/by-id/" + strings.ReplaceAll(d.Model, " ", "_") + "_" + d.Serial + "-part1"
+		}
+		return map[string]any{"name": name, "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "leaf": 1}
 	}
 	var children []map[string]any
 	switch p.RaidLevel {
@@ -384,7 +389,11 @@ func readZPool(c *call) (any, *apiError) {
 		for _, d := range p.Devs {
 			leaves = append(leaves, leaf(d))
 		}
-		children = []map[string]any{{"name": p.RaidLevel + "-0", "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "children": leaves}}
+		vdev := p.RaidLevel
+		if vdev == "raidz" || vdev == "draid" {
+			vdev += "1"
+		}
+		children = []map[string]any{{"name": vdev + "-0", "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "children": leaves}}
 	}
 	return map[string]any{
 		"name": p.Name, "state": "ONLINE", "errors": "No known data errors",
