@@ -335,6 +335,8 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		ceph.NewOSDResource,
 		ceph.NewInstallResource,
 		storage.NewStorageResource,
+		storage.NewLVMThinResource,
+		storage.NewZFSResource,
 	}
 }
 

@@ -1,10 +1,13 @@
 package storage
 
 import (
+	"context"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -202,3 +205,11 @@ func joinOr(xs []string) string {
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
+
+var devPathRE = regexp.MustCompile(`^/dev/[a-zA-Z0-9/_.-]+$`)
+
+type stateSetter interface {
+	Set(context.Context, any) diag.Diagnostics
+}
+
+type diagnostics = diag.Diagnostics
