@@ -351,5 +351,6 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		ceph.NewOSDsDataSource,
 		ceph.NewNodeDisksDataSource,
 		node.NewDiskBenchmarkDataSource,
+		storage.NewStoragesDataSource,
 	}
 }

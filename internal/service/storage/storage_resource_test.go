@@ -297,3 +297,39 @@ resource "pve_storage" "linstor" {
 		}},
 	})
 }
+
+// pve_storages lists storage.cfg and, with a node, that node's view.
+func TestAccStoragesDataSource(t *testing.T) {
+	t.Parallel()
+	e := acctest.New(t)
+	node := e.Node(t, 0)
+	const ds = "data.pve_storages.images"
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{{
+			Config: e.Config(fmt.Sprintf(`
+data "pve_storages" "all" {}
+
+data "pve_storages" "images" {
+  node    = %q
+  content = "images"
+}
+`, node)),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckTypeSetElemNestedAttrs("data.pve_storages.all", "storages.*", map[string]string{"storage": "local", "type": "dir", "options.path": "/var/lib/vz"}),
+				resource.TestCheckTypeSetElemNestedAttrs("data.pve_storages.all", "storages.*", map[string]string{"storage": "local-lvm", "type": "lvmthin", "options.vgname": "pve"}),
+				resource.TestCheckNoResourceAttr("data.pve_storages.all", "storages.0.total"),
+				resource.TestCheckTypeSetElemNestedAttrs(ds, "storages.*", map[string]string{"storage": "local-lvm", "active": "true", "enabled": "true"}),
+				resource.TestCheckResourceAttrWith(ds, "storages.#", func(v string) error {
+					list, err := e.Client.ListNodeStorage(t.Context(), node, pve.NodeStorageQuery{Content: "images"})
+					if err != nil {
+						return err
+					}
+					if v != fmt.Sprint(len(list)) {
+						return fmt.Errorf("%s storages, PVE lists %d", v, len(list))
+					}
+					return nil
+				}),
+			),
+		}},
+	})
+}
