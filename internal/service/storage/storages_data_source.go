@@ -47,7 +47,9 @@ type storageEntry struct {
 }
 
 func (d *storagesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	comp := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, MarkdownDescription: desc} }
+	comp := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
 	status := " Only with `node`; null otherwise."
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The storages of `/etc/pve/storage.cfg` (`GET /storage`), and with `node` how that node sees them " +
