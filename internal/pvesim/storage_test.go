@@ -288,3 +288,56 @@ func TestNodeThinPoolAndZFS(t *testing.T) {
 		t.Fatal("sdb not free after lvmthin delete with cleanup-disks")
 	}
 }
+
+// The RBD storage pool creation adds lives in storage.cfg, reports the
+// Ceph pool's space, holds volumes as the pool's images (which stop the
+// pool's destroy), and goes with the pool on remove_storages.
+func TestStorageRBDOnCephPool(t *testing.T) {
+	s, _, c := cephLab(t)
+	st := c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/ceph/pool", vals("name", "ceph", "add_storages", "1")).data().(string))
+	if st["exitstatus"] != "OK" {
+		t.Fatalf("pool: %v", st)
+	}
+	got := c.ok("GET", "/storage/ceph", nil).data().(map[string]any)
+	if got["type"] != "rbd" || got["pool"] != "ceph" || got["krbd"] != float64(0) || got["content"] != "images,rootdir" || got["shared"] != float64(1) {
+		t.Fatalf("storage: %v", got)
+	}
+	if want := "rbd: ceph\n\tcontent images,rootdir\n\tkrbd 0\n\tpool ceph\n"; !strings.Contains(s.StorageCfg("z2g4a"), want) {
+		t.Fatalf("storage.cfg:\n%s", s.StorageCfg("z2g4a"))
+	}
+	status := c.ok("GET", "/nodes/z2g4b/storage/ceph/status", nil).data().(map[string]any)
+	if status["active"] != float64(1) || status["total"].(float64) <= 0 || status["avail"].(float64) <= 0 {
+		t.Fatalf("rbd status: %v", status)
+	}
+	// A second add_storages for the same name fails as PVE's create does.
+	st = c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/ceph/pool", vals("name", "ceph", "add_storages", "1")).data().(string))
+	if st["exitstatus"] != "adding PVE storage for ceph pool 'ceph' failed: create storage failed: error with cfs lock 'file-storage_cfg': storage ID 'ceph' already defined" {
+		t.Fatalf("second add_storages: %v", st)
+	}
+	s.mu.Lock()
+	v, err := s.allocVolumeLocked("z2g4a", "ceph", 100, 32<<30, "")
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vols := c.ok("GET", "/nodes/z2g4c/storage/ceph/content", nil).data().([]any); len(vols) != 1 || vols[0].(map[string]any)["volid"] != v.volid() {
+		t.Fatalf("shared content from another node: %v", vols)
+	}
+	st = c.waitTask("z2g4a", c.ok("DELETE", "/nodes/z2g4a/ceph/pool/ceph", vals("remove_storages", "1")).data().(string))
+	if st["exitstatus"] != "ceph pool 'ceph' still in use by storage 'ceph'" {
+		t.Fatalf("destroy with a volume: %v", st)
+	}
+	s.mu.Lock()
+	err = s.freeVolumeLocked("z2g4a", v.volid())
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = c.waitTask("z2g4a", c.ok("DELETE", "/nodes/z2g4a/ceph/pool/ceph", vals("remove_storages", "1")).data().(string))
+	if st["exitstatus"] != "OK" {
+		t.Fatalf("destroy after the volume went: %v", st)
+	}
+	if r := c.do("GET", "/storage/ceph", nil); r.status != 500 || len(s.CephRBDStorages()) != 0 {
+		t.Fatalf("storage after the pool: %s %v", r.raw, s.CephRBDStorages())
+	}
+}
