@@ -58,10 +58,7 @@ func decodeStorageConfig(raw map[string]json.RawMessage) (StorageConfig, error) 
 }
 
 func splitSorted(s string) []string {
-	var out []string
-	for _, x := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
-		out = append(out, x)
-	}
+	out := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == ' ' })
 	sort.Strings(out)
 	return out
 }

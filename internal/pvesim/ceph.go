@@ -1179,7 +1179,7 @@ func cephCreatePool(c *call) (any, *apiError) {
 			// Pool.pm $add_storage through Storage::Config->create.
 			err := s.addStorageLocked(t.Node, "rbd", name, map[string]string{"pool": name, "krbd": "0", "content": "rootdir,images"})
 			if err != nil {
-				return 0, fmt.Errorf("adding PVE storage for ceph pool '%s' failed: %v", name, err)
+				return 0, fmt.Errorf("adding PVE storage for ceph pool '%s' failed: %w", name, err)
 			}
 		}
 		return 0, nil

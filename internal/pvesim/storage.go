@@ -525,7 +525,7 @@ func (s *Sim) addStorageLocked(node, typ, id string, params map[string]string) e
 	// activate_storage on this node when enabled here, to fail early.
 	if e.Opts["disable"] != "1" && e.onNode(node) {
 		if err := s.activateStorageLocked(node, e); err != nil {
-			return fmt.Errorf("create storage failed: %s%s", storageLockErr, err)
+			return fmt.Errorf("create storage failed: %s%w", storageLockErr, err)
 		}
 	}
 	ids[id] = e

@@ -171,8 +171,10 @@ func listNodeStorage(c *call) (any, *apiError) {
 		if target != "" && (e.Opts["shared"] != "1" || !e.onNode(node) || !e.onNode(target)) {
 			continue
 		}
-		if total, _ := d["total"].(int64); total > 0 {
-			d["used_fraction"] = float64(d["used"].(int64)) / float64(total)
+		total, _ := d["total"].(int64)
+		used, _ := d["used"].(int64)
+		if total > 0 {
+			d["used_fraction"] = float64(used) / float64(total)
 		}
 		d["storage"] = id
 		out = append(out, d)

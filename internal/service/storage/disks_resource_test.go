@@ -3,7 +3,6 @@ package storage_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 
@@ -193,7 +192,7 @@ resource "pve_storage" "tank" {
 					func(*terraform.State) error {
 						d, err := e.Client.GetZFSPool(ctx, node, "tank")
 						if err != nil || d.RaidLevel != "mirror" || len(d.Devices) != 2 {
-							return fmt.Errorf("zpool status: %+v %v", d, err)
+							return fmt.Errorf("zpool status: %+v %w", d, err)
 						}
 						return nil
 					},
@@ -223,5 +222,3 @@ func hclList(xs []string) string {
 	}
 	return s + "]"
 }
-
-var _ = os.Getenv

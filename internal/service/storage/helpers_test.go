@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +71,7 @@ func checkStoragesGone(e *acctest.Env, ids ...string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for _, id := range ids {
 			if _, err := e.Client.GetStorage(context.Background(), id); !errors.Is(err, pve.ErrNotFound) {
-				return fmt.Errorf("storage %s after destroy: %v", id, err)
+				return fmt.Errorf("storage %s after destroy: %w", id, err)
 			}
 		}
 		return nil
@@ -86,5 +85,3 @@ func updateStorage(t *testing.T, e *acctest.Env, id string, p pve.Params) {
 		t.Fatalf("change storage %s outside Terraform: %v", id, err)
 	}
 }
-
-var _ = slices.Contains[[]string]

@@ -181,7 +181,7 @@ func (r *storageResource) ValidateConfig(ctx context.Context, req resource.Valid
 	for _, name := range requiredAttrs[typ] {
 		for _, a := range typedAttrs {
 			if a.name == name {
-				if set, unknown := attrState(&m, a); !set && !unknown && !(a.computed && typ != "dir") {
+				if set, unknown := attrState(&m, a); !set && !unknown && (!a.computed || typ == "dir") {
 					resp.Diagnostics.AddAttributeError(path.Root(a.name), "Missing required attribute",
 						fmt.Sprintf("A %s storage needs %s (PVE: \"missing value for required option '%s'\").", typ, a.name, a.key))
 				}
