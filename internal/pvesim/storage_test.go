@@ -260,6 +260,14 @@ func TestNodeThinPoolAndZFS(t *testing.T) {
 	if st := c.ok("GET", "/nodes/"+node+"/storage/tank/status", nil).data().(map[string]any); st["active"] != float64(1) || st["total"].(float64) < 400e9 {
 		t.Fatalf("zfspool status: %v", st)
 	}
+	r = c.do("PUT", "/storage/tank", vals("pool", "other"))
+	if r.status != 500 || r.msg() != "update storage failed: error with cfs lock 'file-storage_cfg': can't change value of fixed parameter 'pool'\n" {
+		t.Fatalf("fixed pool: %d %q", r.status, r.msg())
+	}
+	r = c.do("PUT", "/storage/tank", vals("delete", "pool"))
+	if r.status != 500 || !strings.HasSuffix(r.msg(), "unable to delete required option 'pool'\n") {
+		t.Fatalf("delete fixed pool: %d %q", r.status, r.msg())
+	}
 	// Another node has neither: the storage is restricted to this node.
 	if st := c.ok("GET", "/nodes/"+info.Nodes[1].Name+"/storage/tank/status", nil).data().(map[string]any); st["enabled"] != float64(0) {
 		t.Fatalf("tank on another node: %v", st)
