@@ -32,6 +32,7 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/service/ha"
 	"github.com/pvelab/terraform-provider-pve/internal/service/network"
 	"github.com/pvelab/terraform-provider-pve/internal/service/node"
+	"github.com/pvelab/terraform-provider-pve/internal/service/storage"
 )
 
 var _ provider.Provider = (*pveProvider)(nil)
@@ -337,6 +338,9 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		ceph.NewConfigResource,
 		ceph.NewOSDResource,
 		ceph.NewInstallResource,
+		storage.NewStorageResource,
+		storage.NewLVMThinResource,
+		storage.NewZFSResource,
 	}
 }
 
@@ -351,5 +355,6 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		ceph.NewOSDsDataSource,
 		ceph.NewNodeDisksDataSource,
 		node.NewDiskBenchmarkDataSource,
+		storage.NewStoragesDataSource,
 	}
 }

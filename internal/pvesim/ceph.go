@@ -1,10 +1,12 @@
 package pvesim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/netip"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1174,13 +1176,11 @@ func cephCreatePool(c *call) (any, *apiError) {
 			return 0, err
 		}
 		if addStorage {
-			if cs.Storages == nil {
-				cs.Storages = map[string]string{}
+			// Pool.pm $add_storage through Storage::Config->create.
+			err := s.addStorageLocked(t.Node, "rbd", name, map[string]string{"pool": name, "krbd": "0", "content": "rootdir,images"})
+			if err != nil {
+				return 0, fmt.Errorf("adding PVE storage for ceph pool '%s' failed: %w", name, err)
 			}
-			if _, ok := cs.Storages[name]; ok {
-				return 0, fmt.Errorf("adding PVE storage for ceph pool '%s' failed: storage ID '%s' already defined", name, name)
-			}
-			cs.Storages[name] = name
 		}
 		return 0, nil
 	}), nil
@@ -1224,7 +1224,7 @@ func cephDestroyPool(c *call) (any, *apiError) {
 				idx = i
 			}
 		}
-		storages := cs.poolStorages(name)
+		storages := s.poolStoragesLocked(t.Node, name)
 		if !force {
 			for _, id := range storages {
 				t.Log = append(t.Log, fmt.Sprintf("checking storage '%s' for RBD images..", id))
@@ -1241,9 +1241,15 @@ func cephDestroyPool(c *call) (any, *apiError) {
 		}
 		cs.Pools = append(cs.Pools[:idx], cs.Pools[idx+1:]...)
 		if removeStorages {
+			order, ids := s.parsedStorageCfg(t.Node)
 			for _, id := range storages {
-				delete(cs.Storages, id)
+				if ids[id].Opts["monhost"] != "" {
+					continue // external cluster, not managed by pveceph
+				}
+				delete(ids, id)
+				order = slices.DeleteFunc(order, func(o string) bool { return o == id })
 			}
+			s.writeStorageCfg(t.Node, order, ids)
 		}
 		cs.Epoch++
 		cs.settle()
@@ -1614,13 +1620,21 @@ func (s *Sim) SetCephConfig(section, key, value string) {
 	})
 }
 
-// CephRBDStorages returns the RBD storages pool creation added (id -> pool).
+// CephRBDStorages returns the pveceph-managed RBD storages in storage.cfg
+// (no monhost; id -> pool) of every cluster with Ceph.
 func (s *Sim) CephRBDStorages() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := map[string]string{}
-	s.forEachCeph(func(cs *cephState) {
-		for k, v := range cs.Storages {
-			out[k] = v
+	for _, d := range s.st.Domains {
+		if d.Ceph == nil || d.Storage == nil {
+			continue
 		}
-	})
+		for id, e := range d.Storage.Entries {
+			if e.Type == "rbd" && e.Opts["monhost"] == "" {
+				out[id] = cmp.Or(e.Opts["pool"], "rbd")
+			}
+		}
+	}
 	return out
 }

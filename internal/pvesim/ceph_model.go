@@ -48,7 +48,6 @@ type cephState struct {
 	OSDs       map[int]*cephOSD             `json:"osds"`
 	Pools      []*cephPool                  `json:"pools"`
 	Flags      map[string]bool              `json:"flags"`
-	Storages   map[string]string            `json:"rbd_storages,omitempty"` // storage id -> pool (add_storages)
 	NextPoolID int                          `json:"next_pool_id"`
 	Epoch      int                          `json:"epoch"`
 	// Clock is simulated seconds since init.

@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -258,16 +259,19 @@ func (cs *cephState) autoscaleTick() {
 	}
 }
 
-// poolStorages lists the RBD storages on a pool, sorted.
-func (cs *cephState) poolStorages(pool string) []string {
-	var ids []string
-	for id, p := range cs.Storages {
-		if p == pool {
-			ids = append(ids, id)
+// poolStoragesLocked lists the RBD storages on a pool as node's
+// storage.cfg has them (Pool.pm $get_storages: pool, default rbd, or
+// data-pool), sorted.
+func (s *Sim) poolStoragesLocked(node, pool string) []string {
+	_, ids := s.parsedStorageCfg(node)
+	var out []string
+	for id, e := range ids {
+		if e.Type == "rbd" && (cmp.Or(e.Opts["pool"], "rbd") == pool || e.Opts["data-pool"] == pool) {
+			out = append(out, id)
 		}
 	}
-	sort.Strings(ids)
-	return ids
+	sort.Strings(out)
+	return out
 }
 
 // AddCephRBDImage puts an RBD image (a guest disk such as vm-100-disk-0)

@@ -23,6 +23,10 @@ type simDisk struct {
 	Partitions bool   `json:"partitions,omitempty"`
 	LVM        bool   `json:"lvm,omitempty"`
 	Boot       bool   `json:"boot,omitempty"` // the installer's disk: BIOS boot, ESP, LVM
+	// VG and ZPool are the LVM volume group or ZFS pool on the disk
+	// (storage_disks.go).
+	VG    string `json:"vg,omitempty"`
+	ZPool string `json:"zpool,omitempty"`
 }
 
 const (
@@ -117,6 +121,8 @@ func (s *Sim) diskUsed(ns *nodeState, d *simDisk) string {
 	switch {
 	case d.Boot:
 		return "BIOS boot"
+	case d.ZPool != "":
+		return "ZFS"
 	case len(s.diskOSDs(ns, d)) > 0, d.LVM:
 		return "LVM"
 	case d.Partitions:
@@ -210,7 +216,7 @@ func wipeDisk(c *call) (any, *apiError) {
 	if d.Boot {
 		return nil, die("disk/partition '%s' is mounted", dev)
 	}
-	if len(s.diskOSDs(ns, d)) > 0 {
+	if len(s.diskOSDs(ns, d)) > 0 || s.diskHeld(ns, d) {
 		return nil, die("disk/partition '%s' has a holder", dev)
 	}
 	return s.startTaskLocked(c, "wipedisk", strings.TrimPrefix(dev, "/dev/"), func(t *task) (int, error) {

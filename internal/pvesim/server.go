@@ -45,7 +45,12 @@ type method struct {
 	rootOnly bool // no `permissions` in the schema: root@pam only
 	noAuth   bool
 	params   schema
-	handler  handlerFunc
+	// paramsFor, when set, is the schema a call is validated against
+	// instead of params: PVE builds some schemas from what the node has
+	// installed (storage plugins add types and options). params stays the
+	// node without extras, which the official schema describes.
+	paramsFor func(c *call) schema
+	handler   handlerFunc
 }
 
 type route struct {
@@ -144,6 +149,7 @@ func buildRoutes(rel pveRelease) []*route {
 	registerCephOSD(t)
 	registerDisks(t)
 	registerHA(t)
+	registerStorage(t)
 	// After every Ceph registration: wraps their handlers.
 	gateCephInstalled(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
@@ -285,7 +291,11 @@ func (s *Sim) dispatch(c *call, rt *route, md *method) (any, *apiError) {
 			return nil, perr
 		}
 	}
-	if errs := md.params.validate(c.params); md.params != nil && len(errs) > 0 {
+	sc := md.params
+	if md.paramsFor != nil {
+		sc = md.paramsFor(c)
+	}
+	if errs := sc.validate(c.params); sc != nil && len(errs) > 0 {
 		return nil, paramErr(errs)
 	}
 	return md.handler(c)

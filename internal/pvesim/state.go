@@ -91,7 +91,13 @@ type nodeState struct {
 	// Volumes are the volumes of node-local storages by volid
 	// (storage_model.go).
 	Volumes map[string]*simVolume `json:"volumes,omitempty"`
-	Exec    *nodeExecState        `json:"exec,omitempty"`
+	// StoragePlugins are the third-party storage plugins installed under
+	// /usr/share/perl5/PVE/Storage/Custom (drbd, vitastor); ThinPools and
+	// ZPools the node's LVM thin pools and ZFS pools (storage_disks.go).
+	StoragePlugins []string             `json:"storage_plugins,omitempty"`
+	ThinPools      map[string]*thinPool `json:"thin_pools,omitempty"`
+	ZPools         map[string]*zPool    `json:"zpools,omitempty"`
+	Exec           *nodeExecState       `json:"exec,omitempty"`
 }
 
 func loadState(path string) (*simState, error) {
