@@ -96,6 +96,9 @@ func registerRootOnly(t *routeTable) {
 func clusterResources(c *call) (any, *apiError) {
 	typ := c.params["type"]
 	out := []map[string]any{}
+	if typ == "" || typ == "vm" {
+		out = append(out, c.s.vmResourceRows(c.listener)...)
+	}
 	if typ == "" || typ == "node" {
 		nodes, aerr := listNodes(c)
 		if aerr != nil {

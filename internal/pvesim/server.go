@@ -143,6 +143,7 @@ func buildRoutes(rel pveRelease) []*route {
 	registerCeph(t)
 	registerCephOSD(t)
 	registerDisks(t)
+	registerQemu(t)
 	// After every Ceph registration: wraps their handlers.
 	gateCephInstalled(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
