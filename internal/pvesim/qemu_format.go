@@ -65,8 +65,8 @@ func driveFormat(key string) psFormat {
 	i := func() psKey { return psOpt(tInteger) }
 	n := func() psKey { return psOpt(tNumber) }
 	f := psFormat{
-		"file": {typ: tString, defaultKey: true},
-		"format": psEnum("raw", "qcow", "qed", "qcow2", "vmdk", "cloop"),
+		"file":        {typ: tString, defaultKey: true},
+		"format":      psEnum("raw", "qcow", "qed", "qcow2", "vmdk", "cloop"),
 		"import-from": psOpt(tString),
 		"size":        psOpt(tString).matching(`\d+(?:\.\d+)?[KMGT]?`),
 	}
@@ -176,7 +176,6 @@ var bootFormat = psFormat{
 	"order":  psOpt(tString),
 }
 
-
 // parseNet parses a netN value; `<model>=<mac>` is the model key with its
 // MAC address (keyAlias in Network.pm).
 func parseNet(path, v string) (map[string]any, string) {
@@ -239,7 +238,6 @@ func printProps(m map[string]any, defaultKey string) string {
 	return strings.Join(parts, ",")
 }
 
-
 // drive is a parsed drive value.
 type drive map[string]any
 
@@ -261,7 +259,9 @@ func (d drive) str(k string) string {
 
 func (d drive) file() string { return d.str("file") }
 
-func (d drive) isCdrom() bool { return d.str("media") == "cdrom" || d.file() == "cdrom" || d.file() == "none" }
+func (d drive) isCdrom() bool {
+	return d.str("media") == "cdrom" || d.file() == "cdrom" || d.file() == "none"
+}
 
 func (d drive) print() string { return printProps(d, "file") }
 
