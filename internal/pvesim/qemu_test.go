@@ -142,9 +142,10 @@ func TestQemuConfigDigestDeleteAndLock(t *testing.T) {
 		t.Errorf("boot order: %d %q", r.status, r.msg())
 	}
 
-	s.mu.Lock()
-	s.st.Nodes["z2g4a"].VMs[100].Config["lock"] = "migrate"
-	s.mu.Unlock()
+	if conf, node := s.VMConfig(100); node != "z2g4a" || conf["cores"] != "4" || s.VMStatus(100) != "stopped" {
+		t.Errorf("hooks: %s %v %s", node, conf, s.VMStatus(100))
+	}
+	s.SetVMLock(100, "migrate")
 	for _, tc := range []struct{ m, p string }{{"PUT", "/config"}, {"DELETE", ""}} {
 		r = c.do(tc.m, vm100+tc.p, vals("cores", "2"))
 		if tc.m == "DELETE" {
