@@ -98,4 +98,3 @@ func (s *Sim) findVMLocked(vmid int) (string, *qemuVM) {
 	}
 	return "", nil
 }
-
