@@ -312,7 +312,10 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 
 	have := bootOrder(v["boot"])
 	order := have
-	if prior != nil && !prior.BootOrder.IsNull() && !prior.BootOrder.IsUnknown() {
+	if prior != nil && prior.BootOrder.IsNull() {
+		// Not configured: the provider leaves PVE's boot order alone.
+		order = nil
+	} else if prior != nil && !prior.BootOrder.IsUnknown() {
 		var want []string
 		prior.BootOrder.ElementsAs(context.Background(), &want, false)
 		// Devices the VM does not have yet (disks of pve_vm_disk created

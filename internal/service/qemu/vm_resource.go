@@ -312,6 +312,36 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 				"does neither. Keep vmid = %d (or remove vmid to keep the one PVE assigned).",
 				state.VMID.ValueInt64(), plan.VMID.ValueInt64(), state.VMID.ValueInt64()))
 	}
+	// A NIC's MAC address left to PVE keeps the one PVE generated; a new
+	// NIC's is known after the apply.
+	if !plan.Network.IsNull() && !plan.Network.IsUnknown() {
+		var planNets, stateNets map[string]types.Object
+		resp.Diagnostics.Append(plan.Network.ElementsAs(ctx, &planNets, false)...)
+		if !state.Network.IsNull() && !state.Network.IsUnknown() {
+			resp.Diagnostics.Append(state.Network.ElementsAs(ctx, &stateNets, false)...)
+		}
+		changed := false
+		for k, o := range planNets {
+			attrs := o.Attributes()
+			mac, _ := attrs["mac_address"].(types.String)
+			if !mac.IsNull() {
+				continue
+			}
+			if so, ok := stateNets[k]; ok {
+				attrs["mac_address"] = so.Attributes()["mac_address"]
+			} else {
+				attrs["mac_address"] = types.StringUnknown()
+			}
+			planNets[k] = types.ObjectValueMust(netAttrTypes, attrs)
+			changed = true
+		}
+		if changed {
+			nets, d := types.MapValueFrom(ctx, netObjectType, planNets)
+			resp.Diagnostics.Append(d...)
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("network"), nets)...)
+			plan.Network = nets
+		}
+	}
 	// status and pending_changes follow from the write.
 	if !plan.vmModel.sameAs(&state.vmModel) {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
@@ -387,6 +417,9 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 	vmid := plan.VMID.ValueInt64()
 	fixed := !plan.VMID.IsNull() && !plan.VMID.IsUnknown()
 	var err error
+	// accepted: PVE took the create (the POST returned a task), so the VM
+	// id is ours even if the task failed later.
+	accepted := false
 	for attempt := 0; ; attempt++ {
 		if !fixed {
 			if vmid, err = c.NextVMID(ctx); err != nil {
@@ -395,16 +428,24 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 			}
 		}
 		tflog.Info(ctx, "creating VM", map[string]any{"vmid": vmid, "node": node})
-		_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.CreateVM(ctx, node, vmid, opts) })
-		if err == nil || fixed || attempt >= 4 || !strings.Contains(err.Error(), "already exists") {
+		_, err = c.AwaitVMTask(ctx, func() (string, error) {
+			upid, perr := c.CreateVM(ctx, node, vmid, opts)
+			accepted = accepted || perr == nil
+			return upid, perr
+		})
+		if err == nil || accepted || fixed || attempt >= 4 || !strings.Contains(err.Error(), "already exists") {
 			break
 		}
 		tflog.Info(ctx, "VM id taken meanwhile, allocating another", map[string]any{"vmid": vmid})
 	}
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
-		// A VM whose create failed after the config existed is kept in the
-		// state (tainted) rather than forgotten.
+		// A VM whose create task failed after PVE wrote its config is kept
+		// in the state (tainted) rather than forgotten; a VM that existed
+		// before (PVE refused the POST) is never adopted.
+		if !accepted {
+			return
+		}
 		if cfg, gerr := c.GetVMConfig(ctx, node, vmid, false); gerr == nil && cfg.Values["lock"] == "" {
 			var st vmResourceModel
 			st.fromConfig(node, vmid, cfg, false, nil, &plan.vmModel)
