@@ -621,7 +621,7 @@ func createVM(c *call) (any, *apiError) {
 			}
 			delete(ns.VMs, vmid)
 			s.saveLocked()
-			return 0, fmt.Errorf("%s %v", emsg, err)
+			return 0, fmt.Errorf("%s %w", emsg, err)
 		}
 		conf := map[string]string{}
 		for k, v := range params {
@@ -1460,12 +1460,12 @@ func moveDisk(c *call) (any, *apiError) {
 		oldStore, _, _ := splitVolid(oldVolid)
 		src, verr := s.volumeLocked(node, oldVolid)
 		if verr != nil {
-			return 0, fmt.Errorf("storage migration failed: %v", verr)
+			return 0, fmt.Errorf("storage migration failed: %w", verr)
 		}
 		t.Log = append(t.Log, fmt.Sprintf("copying volume '%s' from current storage '%s' to target storage '%s'", oldVolid, oldStore, store))
 		nv, aerr := s.allocVolumeLocked(node, store, vm.VMID, src.Size, format)
 		if aerr != nil {
-			return 0, fmt.Errorf("storage migration failed: %v", aerr)
+			return 0, fmt.Errorf("storage migration failed: %w", aerr)
 		}
 		d["file"] = nv.volid()
 		d["size"] = formatSize(nv.Size)

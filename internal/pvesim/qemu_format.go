@@ -295,8 +295,6 @@ func netParamFormat(key string) func(string) string {
 	}
 }
 
-func psFmtParam(f psFormat, name string) param { return psParam(f, name) }
-
 // uniqueTags is PVE::GuestHelpers::get_unique_tags with the default
 // (alphabetical) ordering.
 func uniqueTags(v string) string {

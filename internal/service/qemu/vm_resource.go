@@ -343,7 +343,7 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 		}
 	}
 	// status and pending_changes follow from the write.
-	if !plan.vmModel.sameAs(&state.vmModel) {
+	if !plan.sameAs(&state.vmModel) {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_changes"), types.ListUnknown(types.StringType))...)
 	} else {
@@ -671,7 +671,7 @@ func waitOnNode(ctx context.Context, c *pve.Client, vmid int64, node string) err
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("VM %d did not arrive on node %s (last seen on %q, %v): %w", vmid, node, n, err, ctx.Err())
+			return fmt.Errorf("VM %d did not arrive on node %s (last seen on %q, %w): %w", vmid, node, n, err, ctx.Err())
 		case <-t.C:
 		}
 		if delay < 2*time.Second {

@@ -101,7 +101,7 @@ func TestAccVM_reference(t *testing.T) {
 	e.Run(t, resource.TestCase{
 		CheckDestroy: func(*terraform.State) error {
 			if _, err := e.Client.FindVM(context.Background(), 100); !pve.IsNotFound(err) {
-				return fmt.Errorf("VM 100 still exists (%v)", err)
+				return fmt.Errorf("VM 100 still exists (%w)", err)
 			}
 			return nil
 		},
@@ -194,7 +194,7 @@ func TestAccVM_reference(t *testing.T) {
 					checkVM(e, func(_ string, _ *pve.VMConfig, _ *pve.VMStatus) error {
 						cur, err := e.Client.GetVMConfig(context.Background(), n0, 100, true)
 						if err != nil || cur.Values["cores"] != "6" {
-							return fmt.Errorf("cores after the start: %v %v", cur, err)
+							return fmt.Errorf("cores after the start: %v %w", cur, err)
 						}
 						return nil
 					}),
@@ -379,7 +379,7 @@ func TestAccVM_destroyKeepsVolumes(t *testing.T) {
 				Config: e.Config(),
 				Check: func(*terraform.State) error {
 					if _, err := e.Client.FindVM(context.Background(), 100); !pve.IsNotFound(err) {
-						return fmt.Errorf("VM 100 still exists (%v)", err)
+						return fmt.Errorf("VM 100 still exists (%w)", err)
 					}
 					return nil
 				},
