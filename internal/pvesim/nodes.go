@@ -96,9 +96,6 @@ func registerRootOnly(t *routeTable) {
 func clusterResources(c *call) (any, *apiError) {
 	typ := c.params["type"]
 	out := []map[string]any{}
-	if typ == "" || typ == "vm" {
-		out = append(out, c.s.vmResourceRows(c.listener)...)
-	}
 	if typ == "" || typ == "node" {
 		nodes, aerr := listNodes(c)
 		if aerr != nil {
@@ -110,6 +107,9 @@ func clusterResources(c *call) (any, *apiError) {
 			n["cgroup-mode"] = 2
 			out = append(out, n)
 		}
+	}
+	if typ == "" || typ == "vm" {
+		out = append(out, vmResourceRows(c)...)
 	}
 	return out, nil
 }

@@ -18,20 +18,36 @@ import (
 // resize, move_disk, unlink, power state, destroy and migrate. Volumes
 // come from storage_model.go.
 
-// qemuHAState tells the VM code whether HA manages vm:<vmid> and in which
-// state (ha*.go sets it); nil or "" = not HA-managed.
-var qemuHAState func(s *Sim, node string, vmid int) string
+// The HA seam: PVE::HA::Config's answers come from the HA model (ha*.go,
+// built alongside), which wires these in an init func; unset, no VM is
+// HA-managed.
+var (
+	// qemuHAState is the guest's `hastate` ("" = none).
+	qemuHAState func(s *Sim, node string, vmid int) string
+	// qemuHAManaged is vm_is_ha_managed: start, stop and migrate then go
+	// through HA (hastart, hastop, hamigrate tasks).
+	qemuHAManaged func(s *Sim, node string, vmid int) bool
+	// qemuHAConfigured is service_is_configured: destroy without purge is
+	// refused.
+	qemuHAConfigured func(s *Sim, node string, vmid int) bool
+	// qemuHARequest is what the ha* tasks and destroy's purge run:
+	// "started", "stopped", "migrate:<node>" or "purge".
+	qemuHARequest func(s *Sim, node string, vmid int, request string) error
+)
 
-// qemuHARequest asks the HA stack for a state change of vm:<vmid>
-// ("started", "stopped", "migrate:<node>"); ha*.go sets it. nil = the
-// request is only logged.
-var qemuHARequest func(s *Sim, node string, vmid int, request string) error
-
-func (s *Sim) haStateLocked(node string, vmid int) string {
+func (s *Sim) qemuHAStateLocked(node string, vmid int) string {
 	if qemuHAState == nil {
 		return ""
 	}
 	return qemuHAState(s, node, vmid)
+}
+
+func (s *Sim) qemuHAManagedLocked(node string, vmid int) bool {
+	return qemuHAManaged != nil && qemuHAManaged(s, node, vmid)
+}
+
+func (s *Sim) qemuHAConfiguredLocked(node string, vmid int) bool {
+	return qemuHAConfigured != nil && qemuHAConfigured(s, node, vmid)
 }
 
 // fastPlugOptions apply at once, running or not ($fast_plug_option).
@@ -1608,7 +1624,7 @@ func vmStatusCurrent(c *call) (any, *apiError) {
 	r["qmpstatus"] = vm.Status
 	r["clipboard"] = nil
 	ha := map[string]any{"managed": 0}
-	if st := c.s.haStateLocked(c.params["node"], vm.VMID); st != "" {
+	if st := c.s.qemuHAStateLocked(c.params["node"], vm.VMID); c.s.qemuHAManagedLocked(c.params["node"], vm.VMID) || st != "" {
 		ha = map[string]any{"managed": 1, "state": st}
 	}
 	r["ha"] = ha
@@ -1667,7 +1683,7 @@ func startVM(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	if s.haStateLocked(node, vm.VMID) != "" {
+	if s.qemuHAManagedLocked(node, vm.VMID) {
 		return s.haRequestTask(c, "hastart", vm, "started", fmt.Sprintf("Requesting HA start for VM %d", vm.VMID)), nil
 	}
 	skiplock := c.params["skiplock"] == "1"
@@ -1713,7 +1729,7 @@ func stopVM(c *call, typ string) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	if s.haStateLocked(node, vm.VMID) != "" {
+	if s.qemuHAManagedLocked(node, vm.VMID) {
 		if c.params["overrule-shutdown"] == "1" {
 			return nil, paramErr1("overrule-shutdown", "Not applicable for HA resources.")
 		}
@@ -1780,7 +1796,7 @@ func destroyVM(c *call) (any, *apiError) {
 		if vm.Config["protection"] == "1" {
 			return fmt.Errorf("can't remove VM %d - protection mode enabled", vm.VMID)
 		}
-		if !purge && s.haStateLocked(node, vm.VMID) != "" {
+		if !purge && s.qemuHAConfiguredLocked(node, vm.VMID) {
 			return fmt.Errorf("unable to remove VM %d - used in HA resources and purge parameter not set.", vm.VMID) //nolint:staticcheck // PVE's text
 		}
 		if vm.running() {
@@ -1852,8 +1868,8 @@ func destroyVM(c *call) (any, *apiError) {
 		}
 		if purge {
 			t.Log = append(t.Log, fmt.Sprintf("purging VM %d from related configurations..", vm.VMID))
-			if s.haStateLocked(node, vm.VMID) != "" && qemuHARequest != nil {
-				if herr := qemuHARequest(s, node, vm.VMID, "remove"); herr == nil {
+			if s.qemuHAConfiguredLocked(node, vm.VMID) && qemuHARequest != nil {
+				if herr := qemuHARequest(s, node, vm.VMID, "purge"); herr == nil {
 					t.Log = append(t.Log, fmt.Sprintf("NOTE: removed VM %d from HA resource configuration.", vm.VMID))
 				}
 			}
@@ -1921,7 +1937,7 @@ func migrateVM(c *call) (any, *apiError) {
 			return nil, die("storage '%s' is not available on node '%s'", store, target)
 		}
 	}
-	if s.haStateLocked(node, vm.VMID) != "" {
+	if s.qemuHAManagedLocked(node, vm.VMID) {
 		return s.haRequestTask(c, "hamigrate", vm, "migrate:"+target, fmt.Sprintf("Requesting HA migration for VM %d to node %s", vm.VMID, target)), nil
 	}
 	upid := s.startTaskLocked(c, "qmigrate", strconv.Itoa(vm.VMID), func(t *task) (int, error) {
@@ -2042,13 +2058,13 @@ func nextID(c *call) (any, *apiError) {
 }
 
 // vmResourceRows are /cluster/resources' type=vm rows of the listener's
-// trust domain.
-func (s *Sim) vmResourceRows(listener string) []map[string]any {
+// trust domain, with `hastate` when HA manages the VM.
+func vmResourceRows(c *call) []map[string]any {
+	s := c.s
 	var out []map[string]any
-	dom := s.st.Nodes[listener].Domain
-	for _, id := range s.guestIDsLocked(listener) {
-		node, vm := s.guestNodeLocked(listener, id)
-		if vm == nil || s.st.Nodes[node].Domain != dom {
+	for _, id := range s.guestIDsLocked(c.listener) {
+		node, vm := s.guestNodeLocked(c.listener, id)
+		if vm == nil {
 			continue
 		}
 		vm.normalize()
@@ -2061,7 +2077,7 @@ func (s *Sim) vmResourceRows(listener string) []map[string]any {
 		if _, ok := r["template"]; !ok {
 			r["template"] = 0
 		}
-		if st := s.haStateLocked(node, id); st != "" {
+		if st := s.qemuHAStateLocked(node, id); st != "" {
 			r["hastate"] = st
 		}
 		delete(r, "pid")

@@ -371,3 +371,53 @@ func TestQemuMigrate(t *testing.T) {
 		t.Errorf("migrate to self: %d %s", r.status, r.raw)
 	}
 }
+
+// With HA managing the VM (the seam ha*.go wires), start and stop become
+// HA requests, destroy needs purge, and /cluster/resources shows hastate.
+func TestQemuHASeam(t *testing.T) {
+	var requests []string
+	qemuHAState = func(_ *Sim, _ string, vmid int) string {
+		if vmid == 100 {
+			return "started"
+		}
+		return ""
+	}
+	qemuHAManaged = func(_ *Sim, _ string, vmid int) bool { return vmid == 100 }
+	qemuHAConfigured = qemuHAManaged
+	qemuHARequest = func(_ *Sim, _ string, vmid int, req string) error {
+		requests = append(requests, fmt.Sprintf("%d %s", vmid, req))
+		return nil
+	}
+	t.Cleanup(func() { qemuHAState, qemuHAManaged, qemuHAConfigured, qemuHARequest = nil, nil, nil, nil })
+	s, info := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
+	c := newClient(t, info, "")
+	createRefVM(t, c)
+	r := c.ok("POST", vm100+"/status/start", nil)
+	if upid := r.data().(string); !strings.Contains(upid, ":hastart:100:") {
+		t.Errorf("start of an HA-managed VM: %s", upid)
+	}
+	qmTaskOK(t, c, r)
+	if s.VMStatus(100) != "stopped" {
+		t.Errorf("hastart must leave starting to HA")
+	}
+	qmTaskOK(t, c, c.ok("POST", vm100+"/status/stop", nil))
+	qmTaskOK(t, c, c.ok("POST", vm100+"/migrate", vals("target", "z2g4b")))
+	if got := strings.Join(requests, ","); got != "100 started,100 stopped,100 migrate:z2g4b" {
+		t.Errorf("HA requests %q", got)
+	}
+	rows := c.ok("GET", "/cluster/resources", vals("type", "vm")).data().([]any)
+	if row := rows[0].(map[string]any); row["hastate"] != "started" {
+		t.Errorf("hastate: %v", row)
+	}
+	if st := c.ok("GET", vm100+"/status/current", nil).data().(map[string]any); fmt.Sprint(st["ha"]) != "map[managed:1 state:started]" {
+		t.Errorf("status ha: %v", st["ha"])
+	}
+	r = c.do("DELETE", vm100, nil)
+	if r.status != 500 || r.msg() != "unable to remove VM 100 - used in HA resources and purge parameter not set.\n" {
+		t.Errorf("destroy without purge: %d %q", r.status, r.msg())
+	}
+	qmTaskOK(t, c, c.ok("DELETE", vm100, vals("purge", "1")))
+	if requests[len(requests)-1] != "100 purge" {
+		t.Errorf("purge not requested: %v", requests)
+	}
+}
