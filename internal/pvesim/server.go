@@ -143,9 +143,10 @@ func buildRoutes(rel pveRelease) []*route {
 	registerCeph(t)
 	registerCephOSD(t)
 	registerDisks(t)
-	registerQemu(t)
 	// After every Ceph registration: wraps their handlers.
 	gateCephInstalled(t)
+	// VMs (qemu.go).
+	registerQemu(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
 		return literalCount(t.routes[i]) > literalCount(t.routes[j])
