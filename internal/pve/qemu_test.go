@@ -212,7 +212,7 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 // Ten disks added in parallel to one VM: PVE's config lock makes some
 // workers time out; AwaitVMTask starts them again, so all succeed.
 func TestAwaitVMTaskRetriesConfigLockTimeouts(t *testing.T) {
-	sim, c := startVMSim(t, pvesim.Options{TaskDuration: 40 * time.Millisecond, QemuLockTimeout: 60 * time.Millisecond})
+	sim, c := startVMSim(t, pvesim.Options{TaskDuration: 80 * time.Millisecond, QemuLockTimeout: 120 * time.Millisecond})
 	ctx := context.Background()
 	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.CreateVM(ctx, "z2g4a", 100, refVMOptions()) }); err != nil {
 		t.Fatal(err)

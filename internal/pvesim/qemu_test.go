@@ -166,7 +166,7 @@ func TestQemuConfigDigestDeleteAndLock(t *testing.T) {
 // Parallel writers of one VM queue on its config lock; those that wait
 // longer than PVE's timeout fail with PVE's text, and retrying succeeds.
 func TestQemuConfigLockTimeout(t *testing.T) {
-	s, info := startSim(t, Options{NoSSH: true, TaskDuration: 150 * time.Millisecond, QemuLockTimeout: 200 * time.Millisecond})
+	s, info := startSim(t, Options{NoSSH: true, TaskDuration: 250 * time.Millisecond, QemuLockTimeout: 350 * time.Millisecond})
 	c := newClient(t, info, "")
 	createRefVM(t, c)
 	const n = 6
