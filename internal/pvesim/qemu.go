@@ -949,6 +949,29 @@ func updateVM(c *call, sync bool) (any, *apiError) {
 		}
 		return warnings, nil
 	})
+	if d := intParam(c.params, "background_delay", 0); d > 0 {
+		// Wait up to background_delay seconds: null when the task ended
+		// well in time, its error when it failed, else the UPID.
+		ns := s.st.Nodes[u.node]
+		deadline := time.Now().Add(time.Duration(d) * time.Second)
+		for time.Now().Before(deadline) {
+			var tk *task
+			for _, x := range ns.Tasks {
+				if x.UPID == upid {
+					tk = x
+				}
+			}
+			if tk != nil && tk.Status == "stopped" {
+				if tk.ExitStatus == "OK" || strings.HasPrefix(tk.ExitStatus, "WARNINGS") {
+					return nil, nil
+				}
+				return nil, die("failed to update VM %d: %s", u.vmid, tk.ExitStatus)
+			}
+			s.mu.Unlock()
+			time.Sleep(10 * time.Millisecond)
+			s.mu.Lock()
+		}
+	}
 	return upid, nil
 }
 

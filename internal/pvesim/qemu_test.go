@@ -133,6 +133,15 @@ func TestQemuConfigDigestDeleteAndLock(t *testing.T) {
 	if conf["cores"] != float64(4) {
 		t.Errorf("cores changed by a refused write: %v", conf["cores"])
 	}
+	// background_delay: null when the worker finished in time, its error
+	// when it failed.
+	if r := c.ok("POST", vm100+"/config", vals("cores", "3", "background_delay", "5")); r.data() != nil {
+		t.Errorf("background_delay: %v", r.data())
+	}
+	r = c.do("POST", vm100+"/config", vals("scsi9", "nosuch:1", "background_delay", "5"))
+	if r.status != 500 || !strings.Contains(r.msg(), "storage 'nosuch' does not exist") {
+		t.Errorf("background_delay failure: %d %q", r.status, r.msg())
+	}
 	r = c.do("PUT", vm100+"/config", nil)
 	if r.status != 500 || r.msg() != "no options specified\n" {
 		t.Errorf("empty update: %d %q", r.status, r.msg())
@@ -142,7 +151,7 @@ func TestQemuConfigDigestDeleteAndLock(t *testing.T) {
 		t.Errorf("boot order: %d %q", r.status, r.msg())
 	}
 
-	if conf, node := s.VMConfig(100); node != "z2g4a" || conf["cores"] != "4" || s.VMStatus(100) != "stopped" {
+	if conf, node := s.VMConfig(100); node != "z2g4a" || conf["cores"] != "3" || s.VMStatus(100) != "stopped" {
 		t.Errorf("hooks: %s %v %s", node, conf, s.VMStatus(100))
 	}
 	s.SetVMLock(100, "migrate")
