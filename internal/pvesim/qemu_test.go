@@ -138,8 +138,9 @@ func TestQemuConfigDigestDeleteAndLock(t *testing.T) {
 	if r := c.ok("POST", vm100+"/config", vals("cores", "3", "background_delay", "5")); r.data() != nil {
 		t.Errorf("background_delay: %v", r.data())
 	}
-	r = c.do("POST", vm100+"/config", vals("scsi9", "nosuch:1", "background_delay", "5"))
-	if r.status != 500 || !strings.Contains(r.msg(), "storage 'nosuch' does not exist") {
+	s.InjectFault(Fault{Method: "POST", Path: "/qemu/100/config$", Kind: FaultTaskFailure, Message: "disk on fire", Count: 1})
+	r = c.do("POST", vm100+"/config", vals("cores", "5", "background_delay", "5"))
+	if r.status != 500 || r.msg() != "failed to update VM 100: disk on fire\n" {
 		t.Errorf("background_delay failure: %d %q", r.status, r.msg())
 	}
 	r = c.do("PUT", vm100+"/config", nil)
