@@ -513,8 +513,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	// The VM may have moved (HA, a migration outside Terraform): find it.
-	node, err := r.PD.Client.FindVM(ctx, vmid)
+	node, err := r.locate(ctx, vmid, prior.Node.ValueString())
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "VM is gone; removing it from the state", map[string]any{"vmid": vmid})
 		resp.State.RemoveResource(ctx)
@@ -541,6 +540,26 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
 }
 
+// locate returns the node that has the VM: the node in the state when its
+// config is there (also for standalone nodes, whose VMs the main
+// endpoint's resource list does not show), else wherever the cluster's
+// resource list has it (HA or someone else migrated it); ErrNotFound when
+// neither has it.
+func (r *vmResource) locate(ctx context.Context, vmid int64, known string) (string, error) {
+	if known != "" {
+		if c, err := r.PD.NodeClient(ctx, known); err == nil {
+			_, err := c.GetVMConfig(ctx, known, vmid, true)
+			if err == nil {
+				return known, nil
+			}
+			if !errors.Is(err, pve.ErrNotFound) {
+				return "", err
+			}
+		}
+	}
+	return r.PD.Client.FindVM(ctx, vmid)
+}
+
 func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state vmResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -558,7 +577,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	if n, err := r.PD.Client.FindVM(ctx, vmid); err == nil {
+	if n, err := r.locate(ctx, vmid, node); err == nil {
 		node = n
 	}
 	c := r.client(ctx, node, &resp.Diagnostics)
@@ -694,7 +713,7 @@ func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, res
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	node, err := r.PD.Client.FindVM(ctx, vmid)
+	node, err := r.locate(ctx, vmid, state.Node.ValueString())
 	if errors.Is(err, pve.ErrNotFound) {
 		return
 	}

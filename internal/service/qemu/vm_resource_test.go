@@ -347,6 +347,19 @@ resource "pve_vm" "dup" {
 `,
 				ExpectError: errorRE(`(?s)Unable to Create VM 100.*VM 100 already\s+exists on node`),
 			},
+			{
+				// Destroyed outside Terraform: the refresh drops it and the
+				// plan creates it again.
+				PreConfig: func() {
+					ctx := context.Background()
+					if _, err := e.Client.AwaitVMTask(ctx, func() (string, error) { return e.Client.DeleteVM(ctx, n0, 100, true, false) }); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             cfg("vmid = 100"),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
 		},
 	})
 }
