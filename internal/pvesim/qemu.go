@@ -350,6 +350,18 @@ func (vm *qemuVM) running() bool { return vm.Status == "running" }
 // writeLocked is write_config's side effects on the model.
 func (s *Sim) writeVMLocked(vm *qemuVM) {
 	vm.cleanupUnused()
+	// The description is the file's leading comment; parse_vm_config
+	// strips trailing whitespace, so that is what the next read sees.
+	if d, ok := vm.Config["description"]; ok {
+		if d = strings.TrimRight(d, " \t\r\n"); d == "" {
+			delete(vm.Config, "description")
+		} else {
+			vm.Config["description"] = d
+		}
+	}
+	if d, ok := vm.Pending["description"]; ok {
+		vm.Pending["description"] = strings.TrimRight(d, " \t\r\n")
+	}
 	vm.Lock = vm.Config["lock"]
 	s.saveLocked()
 }

@@ -120,7 +120,10 @@ func TestQemuConfigDigestDeleteAndLock(t *testing.T) {
 	c := newClient(t, info, "")
 	createRefVM(t, c)
 	digest := vmConfigOf(c, false)["digest"].(string)
-	c.ok("PUT", vm100+"/config", vals("description", "reference VM", "digest", digest))
+	c.ok("PUT", vm100+"/config", vals("description", "reference VM\n\n", "digest", digest))
+	if d := vmConfigOf(c, false)["description"]; d != "reference VM" {
+		t.Errorf("description %q: PVE strips trailing whitespace", d)
+	}
 	r := c.do("PUT", vm100+"/config", vals("cores", "2", "digest", digest))
 	if r.status != 500 || r.msg() != "checksum mismatch (file change by other user?)\n" {
 		t.Errorf("stale digest: %d %q", r.status, r.msg())

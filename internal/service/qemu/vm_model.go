@@ -282,6 +282,12 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 	m.VMID = types.Int64Value(vmid)
 	m.Name = strValue(v["name"])
 	m.Description = strValue(v["description"])
+	// PVE strips trailing whitespace from the description (a heredoc's
+	// final newline): the configured text stands for what PVE has.
+	if prior != nil && !prior.Description.IsNull() && !prior.Description.IsUnknown() &&
+		strings.TrimRight(prior.Description.ValueString(), " \t\r\n") == v["description"] {
+		m.Description = prior.Description
+	}
 	if t := v["tags"]; t != "" {
 		var vals []attr.Value
 		for _, tag := range strings.FieldsFunc(t, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
@@ -405,6 +411,7 @@ func configUpdate(cfg *pve.VMConfig, want desiredConfig, wantBoot []string, plan
 		case k == "memory" && memoryMiB(h) == memoryMiB(w) && present:
 		case k == "agent" && present && agentEnabled(h) == agentEnabled(w) && !strings.Contains(h, "="):
 		case k == "tags" && present && normalizeTags(h) == w:
+		case k == "description" && present && strings.TrimRight(w, " \t\r\n") == h:
 		case !present || h != w:
 			set[k] = w
 		}

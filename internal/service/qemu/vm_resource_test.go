@@ -108,7 +108,9 @@ func TestAccVM_reference(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: e.Config(vm100(n0, vm100Net+`
-  description = "reference lab VM"
+  description = <<-EOT
+    reference lab VM
+  EOT
   tags        = ["lab", "ceph"]
   onboot      = true
   started     = true
@@ -133,7 +135,9 @@ func TestAccVM_reference(t *testing.T) {
 			},
 			{
 				ResourceName: vmAddr, ImportState: true, ImportStateId: "100", ImportStateVerify: true,
-				ImportStateVerifyIgnore: []string{"timeouts"},
+				// PVE strips the heredoc's final newline; an import records
+				// PVE's text.
+				ImportStateVerifyIgnore: []string{"timeouts", "description"},
 			},
 			{
 				// cores and bios wait for a restart; name, tags and the NIC's
