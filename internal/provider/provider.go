@@ -32,6 +32,7 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/service/ha"
 	"github.com/pvelab/terraform-provider-pve/internal/service/network"
 	"github.com/pvelab/terraform-provider-pve/internal/service/node"
+	"github.com/pvelab/terraform-provider-pve/internal/service/qemu"
 	"github.com/pvelab/terraform-provider-pve/internal/service/storage"
 )
 
@@ -341,6 +342,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		storage.NewStorageResource,
 		storage.NewLVMThinResource,
 		storage.NewZFSResource,
+		qemu.NewVMResource,
 	}
 }
 
@@ -356,5 +358,7 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 		ceph.NewNodeDisksDataSource,
 		node.NewDiskBenchmarkDataSource,
 		storage.NewStoragesDataSource,
+		qemu.NewVMDataSource,
+		qemu.NewVMsDataSource,
 	}
 }

@@ -106,3 +106,32 @@ func haPurgeFromRules(h *haConfig, sid string) {
 		rule.Opts["resources"] = strings.Join(keep, ",")
 	}
 }
+
+// haGuestRequestLocked is what the hastart, hastop and hamigrate tasks of
+// an HA-managed VM ask the CRM for: "started", "stopped" or
+// "migrate:<node>". The CRM acts at once (as haRequestLocked): a migration
+// moves the stopped or running guest with its config, as the LRM's
+// migrate would for a guest on shared storage.
+func (s *Sim) haGuestRequestLocked(node string, vmid int, request string) error {
+	if target, ok := strings.CutPrefix(request, "migrate:"); ok {
+		from, vm := s.guestNodeLocked(node, vmid)
+		if vm == nil {
+			return fmt.Errorf("service 'vm:%d' not found", vmid)
+		}
+		if from == target {
+			return nil
+		}
+		ts := s.st.Nodes[target]
+		if ts.VMs == nil {
+			ts.VMs = map[int]*qemuVM{}
+		}
+		delete(s.st.Nodes[from].VMs, vmid)
+		ts.VMs[vmid] = vm
+		s.saveLocked()
+		return nil
+	}
+	if !s.haRequestLocked(node, vmid, request) {
+		return fmt.Errorf("service 'vm:%d' not found", vmid)
+	}
+	return nil
+}

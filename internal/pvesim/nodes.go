@@ -3,7 +3,6 @@ package pvesim
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -113,35 +112,4 @@ func clusterResources(c *call) (any, *apiError) {
 		out = append(out, vmResourceRows(c)...)
 	}
 	return out, nil
-}
-
-// vmResourceRows are the type=vm rows of /cluster/resources: one per VM of
-// the listener's trust domain, with `hastate` when HA manages it.
-func vmResourceRows(c *call) []map[string]any {
-	var out []map[string]any
-	for _, vmid := range c.s.guestIDsLocked(c.listener) {
-		node, vm := c.s.guestNodeLocked(c.listener, vmid)
-		mem, _ := strconv.ParseInt(vm.Config["memory"], 10, 64)
-		if mem == 0 {
-			mem = 512
-		}
-		cores, _ := strconv.Atoi(vm.Config["cores"])
-		if cores == 0 {
-			cores = 1
-		}
-		row := map[string]any{
-			"id": fmt.Sprintf("qemu/%d", vmid), "type": "qemu", "vmid": vmid, "node": node,
-			"name": vm.Config["name"], "status": vm.Status, "template": 0,
-			"maxmem": mem * 1024 * 1024, "maxcpu": cores, "maxdisk": 0,
-			"mem": 0, "cpu": 0, "disk": 0, "uptime": 0, "netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
-		}
-		if vm.Config["name"] == "" {
-			row["name"] = fmt.Sprintf("VM %d", vmid)
-		}
-		if hs := c.s.haStateLocked(node, vmid); hs != "" {
-			row["hastate"] = hs
-		}
-		out = append(out, row)
-	}
-	return out
 }

@@ -16,8 +16,15 @@ type qemuVM struct {
 	// Status is "running" or "stopped".
 	Status string `json:"status"`
 	// Lock is the config's lock property (migrate, backup, ...), "" when
-	// unlocked.
+	// unlocked. (qemu.go keeps it in Config["lock"] and mirrors it here.)
 	Lock string `json:"lock,omitempty"`
+	// StartTime is when the VM was started (unix seconds), PID its
+	// simulated QEMU process.
+	StartTime int64 `json:"start_time,omitempty"`
+	PID       int   `json:"pid,omitempty"`
+
+	// flock is /var/lock/qemu-server/lock-<vmid>.conf (qemu_lock.go).
+	flock *vmFlock
 }
 
 // guestNodeLocked is the node whose config holds vmid, as

@@ -152,6 +152,8 @@ func buildRoutes(rel pveRelease) []*route {
 	registerStorage(t)
 	// After every Ceph registration: wraps their handlers.
 	gateCephInstalled(t)
+	// VMs (qemu.go).
+	registerQemu(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
 		return literalCount(t.routes[i]) > literalCount(t.routes[j])

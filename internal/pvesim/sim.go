@@ -50,6 +50,11 @@ type Options struct {
 	// `pveceph install`: Ceph API calls on them fail with PVE's "binary not
 	// installed: /usr/bin/ceph-mon". Default: Squid installed everywhere.
 	CephNotInstalled bool
+	// QemuLockTimeout is how long a writer waits for a VM's config lock
+	// (/var/lock/qemu-server/lock-<vmid>.conf) before PVE's "got timeout":
+	// PVE waits 10 s (qmcreate's worker 1 s, create's first lock 5 s, scaled
+	// alike). Default 10 s; tests shorten it to make writers collide.
+	QemuLockTimeout time.Duration
 }
 
 // NodeInfo describes one node's listener and credentials.

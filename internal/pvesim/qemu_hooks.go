@@ -1,0 +1,100 @@
+package pvesim
+
+// Test hooks for VMs (pve_vm, pve_vm_disk tests): read what PVE has
+// without going through the API, and set what only the CLI or a running
+// operation would (a config lock).
+
+// VMConfig returns VM vmid's current config (without pending changes) and
+// the node that holds it; nil and "" when no node has it.
+func (s *Sim) VMConfig(vmid int) (map[string]string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	node, vm := s.findVMLocked(vmid)
+	if vm == nil {
+		return nil, ""
+	}
+	out := make(map[string]string, len(vm.Config))
+	for k, v := range vm.Config {
+		out[k] = v
+	}
+	return out, node
+}
+
+// VMPending returns the VM's [PENDING] values and its pending deletes
+// ("!key" = forced).
+func (s *Sim) VMPending(vmid int) (map[string]string, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, vm := s.findVMLocked(vmid)
+	if vm == nil {
+		return nil, nil
+	}
+	out := make(map[string]string, len(vm.Pending))
+	for k, v := range vm.Pending {
+		out[k] = v
+	}
+	return out, append([]string(nil), vm.PendingDelete...)
+}
+
+// VMStatus is "running", "stopped", or "" when the VM does not exist.
+func (s *Sim) VMStatus(vmid int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, vm := s.findVMLocked(vmid)
+	if vm == nil {
+		return ""
+	}
+	vm.normalize()
+	return vm.Status
+}
+
+// SetVMLock sets the VM's `lock` property as a running backup or
+// migration would ("" clears it).
+func (s *Sim) SetVMLock(vmid int, lock string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, vm := s.findVMLocked(vmid); vm != nil {
+		vm.normalize()
+		vm.setLock(lock)
+		s.saveLocked()
+	}
+}
+
+// VolumeSize returns the size in bytes of volid as node sees it, and
+// whether the volume exists.
+func (s *Sim) VolumeSize(node, volid string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Nodes[node] == nil {
+		return 0, false
+	}
+	v, err := s.volumeLocked(node, volid)
+	if err != nil {
+		return 0, false
+	}
+	return v.Size, true
+}
+
+// VMVolumes lists the volids of vmid on storage as node sees them.
+func (s *Sim) VMVolumes(node, storage string, vmid int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Nodes[node] == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range s.storageVolumesLocked(node, storage, vmid) {
+		out = append(out, v.volid())
+	}
+	return out
+}
+
+// findVMLocked looks vmid up on every node (any trust domain).
+func (s *Sim) findVMLocked(vmid int) (string, *qemuVM) {
+	for _, name := range s.st.NodeOrder {
+		if vm := s.st.Nodes[name].VMs[vmid]; vm != nil {
+			return name, vm
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,799 @@
+package qemu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+)
+
+const vmTypeName = "pve_vm"
+
+var (
+	_ resource.Resource                = (*vmResource)(nil)
+	_ resource.ResourceWithConfigure   = (*vmResource)(nil)
+	_ resource.ResourceWithImportState = (*vmResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*vmResource)(nil)
+)
+
+// NewVMResource is the constructor the provider registers.
+func NewVMResource() resource.Resource {
+	return &vmResource{ResourceBase: framework.ResourceBase{TypeName: vmTypeName}}
+}
+
+type vmResource struct{ framework.ResourceBase }
+
+type vmResourceModel struct {
+	vmModel
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
+}
+
+var (
+	dnsNameRE = regexp.MustCompile(`^(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*)$`)
+	tagRE     = regexp.MustCompile(`^(?i:[a-z0-9_][a-z0-9_\-+.]*)$`)
+	macRE     = regexp.MustCompile(`^[0-9A-F][02468ACE](?::[0-9A-F]{2}){5}$`)
+	netKeyRE  = regexp.MustCompile(`^net([0-9]|[12][0-9]|3[01])$`)
+	serialRE  = regexp.MustCompile(`^serial[0-3]$`)
+	bootDevRE = regexp.MustCompile(`^(?:(?:ide[0-3]|sata[0-5]|scsi(?:[0-9]|[12][0-9]|30)|virtio(?:[0-9]|1[0-5])|net(?:[0-9]|[12][0-9]|3[01])|efidisk0|tpmstate0|hostpci[0-9]+|usb[0-9]+))$`)
+)
+
+const credsNote = "Credentials: an API token with `VM.Allocate` on `/vms/<vmid>` (or the pool) to create and destroy, " +
+	"`VM.Config.*` to change options, `VM.PowerMgmt` for `started`, `VM.Migrate` for a node change, and `VM.Audit` to read; " +
+	"`Sys.Audit` on `/` helps it find the VM in the cluster's resource list."
+
+func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A QEMU virtual machine **without its disks** (GUI: Create VM; `qm create`/`qm set`). Disks are " +
+			"separate `pve_vm_disk` resources keyed by slot, so adding, growing or moving a disk never touches the VM.\n\n" +
+			"Every attribute changes in place: nothing here replaces the VM, because replacing it would destroy its disks. " +
+			"A `node` change migrates the VM (live when it runs); a `vmid` change is refused at plan. Options that a running " +
+			"VM cannot take live (cores without CPU hotplug, bios, machine, cpu, ...) are written to PVE's pending section " +
+			"and listed in `pending_changes` until the VM restarts; the apply warns about them.\n\n" +
+			"**Safety.** With `protection = true` PVE refuses to destroy the VM (and its disks), and so does the provider at " +
+			"plan. Destroying a VM deletes every volume it owns, also detached ones (unusedN); while the VM still lists any " +
+			"volume the destroy is refused unless `destroy_disks = true`.\n\n" + credsNote,
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "The VM id, as a string.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"node": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "Node the VM lives on. Changing it migrates the VM (`qm migrate`): online when it runs, " +
+					"copying disks on node-local storage too; storages the VM uses must exist on the target.",
+				Validators: []validator.String{stringvalidator.RegexMatches(dnsNameRE, "must be a node name")},
+			},
+			"vmid": schema.Int64Attribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "VM id, 100 to 999999999, unique in the cluster. Unset, the provider takes the lowest free " +
+					"id from PVE (`/cluster/nextid`). PVE cannot renumber a VM, so a change is refused at plan.",
+				Validators:    []validator.Int64{int64validator.Between(100, 999999999)},
+				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "VM name, a DNS name (letters, digits, `-`, dots between labels).",
+				Validators: []validator.String{stringvalidator.RegexMatches(dnsNameRE, "must be a valid DNS name, such as web-1 or web-1.example.org")},
+			},
+			"description": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "Notes shown in the GUI's summary, up to 8192 characters.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 8192)},
+			},
+			"tags": schema.SetAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Tags (letters, digits, `_`, `-`, `+`, `.`; not starting with `-`, `+` or `.`). PVE stores them sorted.",
+				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(stringvalidator.RegexMatches(tagRE,
+					"must consist of letters, digits, _, -, + and . and start with a letter, digit or _"))},
+			},
+			"cores": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultCores),
+				MarkdownDescription: "CPU cores per socket (default 1). Pending until a restart on a running VM.",
+				Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"sockets": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultSockets),
+				MarkdownDescription: "CPU sockets (default 1). Pending until a restart on a running VM.",
+				Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"memory": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMemory),
+				MarkdownDescription: "Memory in MiB (default 512, at least 16). Pending until a restart on a running VM " +
+					"unless memory hotplug is enabled.",
+				Validators: []validator.Int64{int64validator.AtLeast(16)},
+			},
+			"balloon": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: "Minimum memory in MiB for the balloon device; 0 disables ballooning. Unset: PVE's default " +
+					"(ballooning on, minimum = memory). Must not exceed `memory`.",
+				Validators: []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"cpu": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "CPU type and flags as PVE's `cpu` option, such as `host` or `x86-64-v3,flags=+aes`. " +
+					"Unset: PVE's default (`x86-64-v2-AES` on PVE 8 and 9).",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"numa": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Enable NUMA (default false).",
+			},
+			"bios": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultBIOS),
+				MarkdownDescription: "Firmware: `seabios` (default) or `ovmf` (UEFI; wants an EFI disk, `efidisk0`, for persistent " +
+					"UEFI variables). Pending until a restart on a running VM.",
+				Validators: []validator.String{stringvalidator.OneOf("seabios", "ovmf")},
+			},
+			"machine": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "QEMU machine type, such as `q35` or `pc-q35-9.2+pve1`, with PVE's options " +
+					"(`q35,viommu=virtio`). Unset: `pc` (i440fx), except that PVE pins Windows guests' machine version at create.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"ostype": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultOSType),
+				MarkdownDescription: "Guest OS type, which tunes PVE's defaults: `l26` (Linux 2.6+), `win11`, `win10`, ..., " +
+					"`other` (default).",
+				Validators: []validator.String{stringvalidator.OneOf("other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris")},
+			},
+			"agent": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Enable the QEMU guest agent device (default false); install qemu-guest-agent in the guest. " +
+					"Turning it on for a running VM is pending until a restart.",
+			},
+			"scsihw": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultSCSIHW),
+				MarkdownDescription: "SCSI controller: `lsi` (PVE's default), `lsi53c810`, `virtio-scsi-pci`, `virtio-scsi-single` " +
+					"(one controller per disk; needed for `iothread` on SCSI disks, the reference lab's choice), `megasas`, `pvscsi`.",
+				Validators: []validator.String{stringvalidator.OneOf("lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi")},
+			},
+			"boot_order": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Boot devices in order, such as `[\"scsi0\", \"net0\"]`. Unset: the provider leaves PVE's " +
+					"boot order alone (at create PVE picks the first disk, CD drives and NICs the VM has then). Devices the VM " +
+					"does not have yet, such as a `pve_vm_disk` created after the VM, are written once they exist: the apply " +
+					"after the disk's creation completes the order.",
+				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
+					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(bootDevRE, "must be a disk slot (scsi0, virtio0, sata0, ide2, ...) or a NIC (net0, ...)"))},
+			},
+			"network": schema.MapNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Network devices by slot (`net0` to `net31`). Bridge, VLAN tag, trunks, firewall, link state " +
+					"and rate change live; model, MAC, MTU and queues replug the device on a running VM.",
+				Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(netKeyRE, "must be net0 to net31"))},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"model": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString("virtio"),
+						MarkdownDescription: "NIC model: `virtio` (default), `e1000`, `e1000e`, `rtl8139`, `vmxnet3`, ...",
+						Validators: []validator.String{stringvalidator.OneOf("e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e",
+							"i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3")},
+					},
+					"bridge": schema.StringAttribute{
+						Required: true, MarkdownDescription: "Bridge to attach to, such as `vmbr0` or `bridge0`.",
+						Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"mac_address": schema.StringAttribute{
+						Optional: true, Computed: true,
+						MarkdownDescription: "MAC address in upper case (`BC:24:11:12:34:56`). Unset, PVE generates one with the " +
+							"datacenter's prefix and the provider keeps it.",
+						Validators:    []validator.String{stringvalidator.RegexMatches(macRE, "must be an upper-case unicast MAC address such as BC:24:11:12:34:56")},
+						PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+					},
+					"tag": schema.Int64Attribute{
+						Optional: true, MarkdownDescription: "VLAN tag, 1 to 4094.",
+						Validators: []validator.Int64{int64validator.Between(1, 4094)},
+					},
+					"trunks": schema.StringAttribute{
+						Optional: true, MarkdownDescription: "VLANs to pass through, such as `10;20-30`.",
+						Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^\d+(?:-\d+)?(?:;\d+(?:-\d+)?)*$`), "must be VLAN ids or ranges separated by ;")},
+					},
+					"firewall": schema.BoolAttribute{
+						Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+						MarkdownDescription: "Apply PVE's firewall to the device (default false).",
+					},
+					"link_down": schema.BoolAttribute{
+						Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+						MarkdownDescription: "Disconnect the link (default false).",
+					},
+					"mtu": schema.Int64Attribute{
+						Optional: true, MarkdownDescription: "MTU of a virtio device, 1 to 65520 (1 = the bridge's MTU).",
+						Validators: []validator.Int64{int64validator.Between(1, 65520)},
+					},
+					"queues": schema.Int64Attribute{
+						Optional: true, MarkdownDescription: "Packet queues of a virtio device, 0 to 64.",
+						Validators: []validator.Int64{int64validator.Between(0, 64)},
+					},
+				}},
+			},
+			"serial": schema.MapAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Serial ports by slot (`serial0` to `serial3`): `socket`, or a host device such as " +
+					"`/dev/ttyS0` (host devices need root@pam). Pending until a restart on a running VM.",
+				Validators: []validator.Map{
+					mapvalidator.KeysAre(stringvalidator.RegexMatches(serialRE, "must be serial0 to serial3")),
+					mapvalidator.ValueStringsAre(stringvalidator.RegexMatches(regexp.MustCompile(`^(?:/dev/.+|socket)$`), "must be socket or a /dev path")),
+				},
+			},
+			"vga": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Display as PVE's `vga` option, such as `std`, `serial0`, `qxl` or `virtio,memory=32`. " +
+					"Unset: PVE's default (`std`).",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"onboot": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Start the VM when its node boots (default false).",
+			},
+			"started": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Whether the VM runs (default false): true starts it, false shuts it down (ACPI shutdown, " +
+					"then a stop after the timeout). A VM that HA manages is started and stopped through HA.",
+			},
+			"protection": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "PVE's protection flag (default false): PVE then refuses to destroy the VM or remove its disks, " +
+					"and the provider refuses a destroy at plan. Set it to false and apply before destroying.",
+			},
+			"destroy_disks": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Allow destroying the VM while its config still lists volumes (attached disks or detached " +
+					"`unusedN` ones), which PVE deletes with the VM (default false: such a destroy is refused and names the " +
+					"volumes). Not a PVE setting; only the provider reads it.",
+			},
+			"status": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "`running` or `stopped`, as PVE reports it.",
+			},
+			"pending_changes": schema.ListAttribute{
+				Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Options written to PVE's pending section that take effect at the next restart of the VM " +
+					"(all of the VM's, also those of its disks).",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// ModifyPlan refuses a vmid change and a destroy of a protected VM, and
+// marks what PVE reports after a write as unknown when it may change.
+func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() {
+		return
+	}
+	var state vmResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if req.Plan.Raw.IsNull() {
+		if state.Protection.ValueBool() {
+			resp.Diagnostics.AddAttributeError(path.Root("protection"), "VM is protected",
+				fmt.Sprintf("VM %d has protection = true, so PVE refuses to destroy it (and its disks). Set protection = false "+
+					"and apply that first. To stop managing the VM without destroying it, use a removed block with "+
+					"lifecycle { destroy = false }.", state.VMID.ValueInt64()))
+		}
+		return
+	}
+	var plan vmResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.VMID.IsUnknown() && !plan.VMID.IsNull() && plan.VMID.ValueInt64() != state.VMID.ValueInt64() {
+		resp.Diagnostics.AddAttributeError(path.Root("vmid"), "VM id cannot change",
+			fmt.Sprintf("PVE cannot renumber VM %d, and replacing it with a new VM %d would destroy its disks, so the provider "+
+				"does neither. Keep vmid = %d (or remove vmid to keep the one PVE assigned).",
+				state.VMID.ValueInt64(), plan.VMID.ValueInt64(), state.VMID.ValueInt64()))
+	}
+	// A NIC's MAC address left to PVE keeps the one PVE generated; a new
+	// NIC's is known after the apply.
+	if !plan.Network.IsNull() && !plan.Network.IsUnknown() {
+		var planNets, stateNets map[string]types.Object
+		resp.Diagnostics.Append(plan.Network.ElementsAs(ctx, &planNets, false)...)
+		if !state.Network.IsNull() && !state.Network.IsUnknown() {
+			resp.Diagnostics.Append(state.Network.ElementsAs(ctx, &stateNets, false)...)
+		}
+		changed := false
+		for k, o := range planNets {
+			attrs := o.Attributes()
+			mac, _ := attrs["mac_address"].(types.String)
+			if !mac.IsNull() {
+				continue
+			}
+			if so, ok := stateNets[k]; ok {
+				attrs["mac_address"] = so.Attributes()["mac_address"]
+			} else {
+				attrs["mac_address"] = types.StringUnknown()
+			}
+			planNets[k] = types.ObjectValueMust(netAttrTypes, attrs)
+			changed = true
+		}
+		if changed {
+			nets, d := types.MapValueFrom(ctx, netObjectType, planNets)
+			resp.Diagnostics.Append(d...)
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("network"), nets)...)
+			plan.Network = nets
+		}
+	}
+	// status and pending_changes follow from the write.
+	if !plan.sameAs(&state.vmModel) {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_changes"), types.ListUnknown(types.StringType))...)
+	} else {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), state.Status)...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_changes"), state.PendingChanges)...)
+	}
+}
+
+// sameAs compares the configurable attributes.
+func (m *vmModel) sameAs(o *vmModel) bool {
+	return m.Node.Equal(o.Node) && m.Name.Equal(o.Name) && m.Description.Equal(o.Description) && m.Tags.Equal(o.Tags) &&
+		m.Cores.Equal(o.Cores) && m.Sockets.Equal(o.Sockets) && m.Memory.Equal(o.Memory) && m.Balloon.Equal(o.Balloon) &&
+		m.CPU.Equal(o.CPU) && m.NUMA.Equal(o.NUMA) && m.BIOS.Equal(o.BIOS) && m.Machine.Equal(o.Machine) &&
+		m.OSType.Equal(o.OSType) && m.Agent.Equal(o.Agent) && m.SCSIHW.Equal(o.SCSIHW) && m.BootOrder.Equal(o.BootOrder) &&
+		m.Network.Equal(o.Network) && m.Serial.Equal(o.Serial) && m.VGA.Equal(o.VGA) && m.OnBoot.Equal(o.OnBoot) &&
+		m.Started.Equal(o.Started) && m.Protection.Equal(o.Protection)
+}
+
+func (r *vmResource) client(ctx context.Context, node string, diags *diag.Diagnostics) *pve.Client {
+	if !framework.RequireConfigured(r.PD, diags) {
+		return nil
+	}
+	c, err := r.PD.NodeClient(ctx, node)
+	if err != nil {
+		diags.AddError("Unable to reach node "+node, err.Error())
+		return nil
+	}
+	return c
+}
+
+func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan vmResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, 20*time.Minute)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	node := plan.Node.ValueString()
+	c := r.client(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	want := plan.desired(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	opts := pve.Params{}
+	for k, v := range want {
+		if v != "" {
+			opts[k] = v
+		}
+	}
+	var boot []string
+	if !plan.BootOrder.IsNull() && !plan.BootOrder.IsUnknown() {
+		resp.Diagnostics.Append(plan.BootOrder.ElementsAs(ctx, &boot, false)...)
+		var present []string
+		for _, dev := range boot {
+			if _, ok := want[dev]; ok {
+				present = append(present, dev)
+			}
+		}
+		if len(present) > 0 {
+			opts["boot"] = "order=" + strings.Join(present, ";")
+		}
+	}
+	// A configured vmid must be free; an allocated one can be taken by a
+	// parallel create between nextid and the POST, so try the next one.
+	vmid := plan.VMID.ValueInt64()
+	fixed := !plan.VMID.IsNull() && !plan.VMID.IsUnknown()
+	var err error
+	// accepted: PVE took the create (the POST returned a task), so the VM
+	// id is ours even if the task failed later.
+	accepted := false
+	for attempt := 0; ; attempt++ {
+		if !fixed {
+			if vmid, err = c.NextVMID(ctx); err != nil {
+				framework.AddUnable(&resp.Diagnostics, "Create", "VM", "", fmt.Errorf("allocate a VM id: %w", err))
+				return
+			}
+		}
+		tflog.Info(ctx, "creating VM", map[string]any{"vmid": vmid, "node": node})
+		_, err = c.AwaitVMTask(ctx, func() (string, error) {
+			upid, perr := c.CreateVM(ctx, node, vmid, opts)
+			accepted = accepted || perr == nil
+			return upid, perr
+		})
+		if err == nil || accepted || fixed || attempt >= 4 || !strings.Contains(err.Error(), "already exists") {
+			break
+		}
+		tflog.Info(ctx, "VM id taken meanwhile, allocating another", map[string]any{"vmid": vmid})
+	}
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
+		// A VM whose create task failed after PVE wrote its config is kept
+		// in the state (tainted) rather than forgotten; a VM that existed
+		// before (PVE refused the POST) is never adopted.
+		if !accepted {
+			return
+		}
+		if cfg, gerr := c.GetVMConfig(ctx, node, vmid, false); gerr == nil && cfg.Values["lock"] == "" {
+			var st vmResourceModel
+			st.fromConfig(node, vmid, cfg, false, nil, &plan.vmModel)
+			st.Timeouts = plan.Timeouts
+			resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
+		}
+		return
+	}
+	if plan.Started.ValueBool() {
+		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
+		if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.StartVM(ctx, node, vmid) }); err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
+		}
+	}
+	r.readInto(ctx, c, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+}
+
+// readInto reads the VM back into st, warning about pending changes.
+func (r *vmResource) readInto(ctx context.Context, c *pve.Client, node string, vmid int64, prior *vmResourceModel, st *tfsdk.State, diags *diag.Diagnostics) {
+	m, err := readVM(ctx, c, node, vmid, &prior.vmModel)
+	if err != nil {
+		framework.AddUnable(diags, "Read", "VM", vmLabel(vmid), err)
+		return
+	}
+	out := vmResourceModel{vmModel: *m, Timeouts: prior.Timeouts}
+	var pending []string
+	diags.Append(out.PendingChanges.ElementsAs(ctx, &pending, false)...)
+	if len(pending) > 0 && out.Started.ValueBool() {
+		diags.AddWarning(fmt.Sprintf("VM %d has changes waiting for a restart", vmid),
+			fmt.Sprintf("PVE cannot apply %s to the running VM; they take effect at its next restart (shutdown and start, or "+
+				"reboot from PVE, not from inside the guest). pending_changes lists them.", strings.Join(pending, ", ")))
+	}
+	diags.Append(st.Set(ctx, &out)...)
+}
+
+func readVM(ctx context.Context, c *pve.Client, node string, vmid int64, prior *vmModel) (*vmModel, error) {
+	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	if err != nil {
+		return nil, err
+	}
+	status, err := c.GetVMStatus(ctx, node, vmid)
+	if err != nil {
+		return nil, err
+	}
+	items, err := c.GetVMPending(ctx, node, vmid)
+	if err != nil {
+		return nil, err
+	}
+	var m vmModel
+	m.fromConfig(node, vmid, cfg, status.Running(), pve.PendingChanges(items), prior)
+	return &m, nil
+}
+
+func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var prior vmResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	vmid, err := strconv.ParseInt(prior.ID.ValueString(), 10, 64)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid VM id in state", fmt.Sprintf("id %q is not a VM id", prior.ID.ValueString()))
+		return
+	}
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+		return
+	}
+	node, err := r.locate(ctx, vmid, prior.Node.ValueString())
+	if errors.Is(err, pve.ErrNotFound) {
+		tflog.Warn(ctx, "VM is gone; removing it from the state", map[string]any{"vmid": vmid})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
+		return
+	}
+	c := r.client(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	m, err := readVM(ctx, c, node, vmid, &prior.vmModel)
+	if errors.Is(err, pve.ErrNotFound) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
+		return
+	}
+	out := vmResourceModel{vmModel: *m, Timeouts: prior.Timeouts}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+}
+
+// locate returns the node that has the VM: the node in the state when its
+// config is there (also for standalone nodes, whose VMs the main
+// endpoint's resource list does not show), else wherever the cluster's
+// resource list has it (HA or someone else migrated it); ErrNotFound when
+// neither has it.
+func (r *vmResource) locate(ctx context.Context, vmid int64, known string) (string, error) {
+	if known != "" {
+		if c, err := r.PD.NodeClient(ctx, known); err == nil {
+			_, err := c.GetVMConfig(ctx, known, vmid, true)
+			if err == nil {
+				return known, nil
+			}
+			if !errors.Is(err, pve.ErrNotFound) {
+				return "", err
+			}
+		}
+	}
+	return r.PD.Client.FindVM(ctx, vmid)
+}
+
+func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state vmResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, 30*time.Minute)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	vmid := state.VMID.ValueInt64()
+	node := state.Node.ValueString()
+	target := plan.Node.ValueString()
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+		return
+	}
+	if n, err := r.locate(ctx, vmid, node); err == nil {
+		node = n
+	}
+	c := r.client(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	// Migrate first, so the config is then written where the VM lives.
+	if target != node {
+		st, err := c.GetVMStatus(ctx, node, vmid)
+		if err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
+			return
+		}
+		online := st.Running()
+		tflog.Info(ctx, "migrating VM", map[string]any{"vmid": vmid, "from": node, "to": target, "online": online})
+		_, err = c.AwaitVMTask(ctx, func() (string, error) {
+			return c.MigrateVM(ctx, node, vmid, pve.MigrateVMRequest{Target: target, Online: online, WithLocalDisks: online})
+		})
+		if err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
+			r.readInto(ctx, c, node, vmid, &state, &resp.State, &resp.Diagnostics)
+			return
+		}
+		if err := waitOnNode(ctx, r.PD.Client, vmid, target); err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
+			return
+		}
+		node = target
+		if c = r.client(ctx, node, &resp.Diagnostics); c == nil {
+			return
+		}
+	}
+	want := plan.desired(ctx, &resp.Diagnostics)
+	var boot []string
+	if !plan.BootOrder.IsNull() && !plan.BootOrder.IsUnknown() {
+		resp.Diagnostics.Append(plan.BootOrder.ElementsAs(ctx, &boot, false)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// Read, diff and write with the digest: a concurrent change (another
+	// apply, the GUI) makes PVE refuse, and the diff is made again.
+	for attempt := 0; ; attempt++ {
+		cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+		if err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
+			return
+		}
+		set, del := configUpdate(cfg, want, boot, !plan.BootOrder.IsNull())
+		if len(set) == 0 && len(del) == 0 {
+			break
+		}
+		tflog.Info(ctx, "updating VM config", map[string]any{"vmid": vmid, "set": sortedParamKeys(set), "delete": del})
+		err = c.UpdateVMConfigSync(ctx, node, vmid, pve.VMConfigUpdate{Set: set, Delete: del, Digest: cfg.Digest})
+		if err == nil {
+			break
+		}
+		if attempt < 3 && strings.Contains(err.Error(), "checksum mismatch") {
+			continue
+		}
+		framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
+		r.readInto(ctx, c, node, vmid, &state, &resp.State, &resp.Diagnostics)
+		return
+	}
+	if !plan.Started.Equal(state.Started) || plan.Started.ValueBool() {
+		if err := setPower(ctx, c, node, vmid, plan.Started.ValueBool()); err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
+		}
+	}
+	r.readInto(ctx, c, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+}
+
+func sortedParamKeys(p pve.Params) []string {
+	out := make([]string, 0, len(p))
+	for k := range p {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// setPower starts or shuts the VM down unless it already is in that state.
+func setPower(ctx context.Context, c *pve.Client, node string, vmid int64, run bool) error {
+	st, err := c.GetVMStatus(ctx, node, vmid)
+	if err != nil {
+		return err
+	}
+	switch {
+	case run && !st.Running():
+		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
+		_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.StartVM(ctx, node, vmid) })
+	case !run && st.Running():
+		tflog.Info(ctx, "shutting VM down", map[string]any{"vmid": vmid})
+		_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.ShutdownVM(ctx, node, vmid, true, 0) })
+	}
+	return err
+}
+
+// waitOnNode waits until the cluster's resource list shows the VM on
+// node: after a migration task ends the config may take a moment to show
+// up there (the race other providers hit, bpg #2025).
+func waitOnNode(ctx context.Context, c *pve.Client, vmid int64, node string) error {
+	delay := 100 * time.Millisecond
+	for {
+		n, err := c.FindVM(ctx, vmid)
+		if err == nil && n == node {
+			return nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("VM %d did not arrive on node %s (last seen on %q, %w): %w", vmid, node, n, err, ctx.Err())
+		case <-t.C:
+		}
+		if delay < 2*time.Second {
+			delay *= 2
+		}
+	}
+}
+
+func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state vmResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, 20*time.Minute)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	vmid := state.VMID.ValueInt64()
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+		return
+	}
+	node, err := r.locate(ctx, vmid, state.Node.ValueString())
+	if errors.Is(err, pve.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
+		return
+	}
+	c := r.client(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	if errors.Is(err, pve.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
+		return
+	}
+	if cfg.Bool("protection", false) {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid),
+			errors.New("protection is on in PVE. Set protection = false and apply that before destroying the VM"))
+		return
+	}
+	if vols := ownedVolumes(cfg); len(vols) > 0 && !state.DestroyDisks.ValueBool() {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid),
+			fmt.Errorf("the VM still lists %s, which PVE would delete together with the VM. Move or detach what you want to keep "+
+				"(a detached disk stays as unusedN and is deleted too), or set destroy_disks = true and apply before destroying",
+				strings.Join(vols, ", ")))
+		return
+	}
+	if err := setPowerOff(ctx, c, node, vmid); err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
+		return
+	}
+	tflog.Info(ctx, "destroying VM", map[string]any{"vmid": vmid, "node": node})
+	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteVM(ctx, node, vmid, true, false) })
+	if err != nil && !errors.Is(err, pve.ErrNotFound) {
+		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
+	}
+}
+
+// setPowerOff stops a running VM at once: it is about to be destroyed.
+func setPowerOff(ctx context.Context, c *pve.Client, node string, vmid int64) error {
+	st, err := c.GetVMStatus(ctx, node, vmid)
+	if err != nil || !st.Running() {
+		return err
+	}
+	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.StopVM(ctx, node, vmid) })
+	return err
+}
+
+// ownedVolumes lists the volumes in the config (disks that are not CD
+// drives, and unusedN), "slot (volume)".
+func ownedVolumes(cfg *pve.VMConfig) []string {
+	var out []string
+	for k, d := range cfg.Drives() {
+		if !d.IsCdrom() && d.Storage() != "" {
+			out = append(out, fmt.Sprintf("%s (%s)", k, d.Volume))
+		}
+	}
+	for k, v := range cfg.Unused() {
+		out = append(out, fmt.Sprintf("%s (%s)", k, v))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ImportState takes "<vmid>" or "<node>/<vmid>"; Read finds the node.
+func (r *vmResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id := req.ID
+	if _, after, ok := strings.Cut(id, "/"); ok {
+		id = after
+	}
+	vmid, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || vmid < 100 {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import a VM by its id, such as 100 (or <node>/100); got %q.", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), strconv.FormatInt(vmid, 10))...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("vmid"), vmid)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("destroy_disks"), false)...)
+}
