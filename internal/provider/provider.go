@@ -31,6 +31,7 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/service/clusteroptions"
 	"github.com/pvelab/terraform-provider-pve/internal/service/network"
 	"github.com/pvelab/terraform-provider-pve/internal/service/node"
+	"github.com/pvelab/terraform-provider-pve/internal/service/qemu"
 )
 
 var _ provider.Provider = (*pveProvider)(nil)
@@ -333,6 +334,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		ceph.NewConfigResource,
 		ceph.NewOSDResource,
 		ceph.NewInstallResource,
+		qemu.NewVMDiskResource,
 	}
 }
 
