@@ -34,6 +34,8 @@ var (
 	_ resource.ResourceWithConfigure   = (*vmDiskResource)(nil)
 	_ resource.ResourceWithImportState = (*vmDiskResource)(nil)
 	_ resource.ResourceWithModifyPlan  = (*vmDiskResource)(nil)
+
+	_ resource.ResourceWithValidateConfig = (*vmDiskResource)(nil)
 )
 
 // NewVMDiskResource is the constructor the provider registers.
@@ -167,6 +169,32 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
+	}
+}
+
+// ValidateConfig refuses options the slot's bus does not have, as PVE's
+// drive formats do (iothread and ro: SCSI and VirtIO; ssd: not VirtIO).
+func (r *vmDiskResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m vmDiskModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.Slot.IsUnknown() || m.Slot.IsNull() {
+		return
+	}
+	slot := m.Slot.ValueString()
+	bus := strings.TrimRight(slot, "0123456789")
+	set := func(v types.Bool) bool { return !v.IsNull() }
+	if bus != "scsi" && bus != "virtio" {
+		for k, v := range map[string]types.Bool{"iothread": m.IOThread, "ro": m.RO} {
+			if set(v) {
+				resp.Diagnostics.AddAttributeError(path.Root(k), "Option not available on "+bus,
+					fmt.Sprintf("PVE has %s only for SCSI and VirtIO disks; %s is %s. Remove %s or use a scsiN or virtioN slot.", k, slot, strings.ToUpper(bus), k))
+			}
+		}
+	}
+	if bus == "virtio" && set(m.SSD) {
+		resp.Diagnostics.AddAttributeError(path.Root("ssd"), "Option not available on VirtIO",
+			fmt.Sprintf("PVE has no ssd option for VirtIO disks (%s). Remove ssd, or use a scsiN slot (with discard = \"on\") "+
+				"to present an SSD to the guest.", slot))
 	}
 }
 
@@ -399,7 +427,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 
 	// 1. Slot: the same volume under the new slot, in one config write.
 	if newSlot := plan.Slot.ValueString(); newSlot != slot {
-		if !r.changeSlot(ctx, c, node, vmid, slot, newSlot, s, &resp.Diagnostics) {
+		if !r.changeSlot(ctx, c, node, vmid, slot, newSlot, s, plan.options(), &resp.Diagnostics) {
 			return
 		}
 		slot, id = newSlot, diskID(vmid, newSlot)
@@ -465,10 +493,10 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 }
 
 // changeSlot re-attaches the slot's volume under newSlot in one config
-// write: PVE detaches the old slot (its volume would become unusedN) and
+// write, with the configured options: PVE detaches the old slot (its volume would become unusedN) and
 // attaches the volume to the new one, and write_config drops the unusedN
 // entry of a volume a drive uses again. Nothing is allocated or freed.
-func (r *vmDiskResource) changeSlot(ctx context.Context, c *pve.Client, node string, vmid int64, slot, newSlot string, s *slotState, diags *diag.Diagnostics) bool {
+func (r *vmDiskResource) changeSlot(ctx context.Context, c *pve.Client, node string, vmid int64, slot, newSlot string, s *slotState, opts map[string]string, diags *diag.Diagnostics) bool {
 	id := diskID(vmid, slot)
 	target, err := readSlot(ctx, c, node, vmid, newSlot)
 	if err != nil {
@@ -504,7 +532,9 @@ func (r *vmDiskResource) changeSlot(ctx context.Context, c *pve.Client, node str
 				"VM, apply, then start it.", vmid, slot, newSlot))
 		return false
 	}
-	set := pve.Params{newSlot: s.Effective.String()}
+	// The new slot gets the configured options right away: the bus may
+	// not have some of the old ones (ssd on VirtIO).
+	set := pve.Params{newSlot: withOptions(s.Effective, opts).String()}
 	if boot, ok := conf.Get("boot"); ok {
 		if nb := bootOrderWith(boot, slot, newSlot); nb != "" {
 			set["boot"] = nb
