@@ -86,6 +86,10 @@ func createVM(t *testing.T, e *acctest.Env, node string, vmid int64, running boo
 		t.Fatalf("create VM %d: %v", vmid, err)
 	}
 	t.Cleanup(func() {
+		node := node
+		if n, err := c.FindVM(ctx, vmid); err == nil {
+			node = n // migrated by the test
+		}
 		if st, err := c.GetVMStatus(ctx, node, vmid); err == nil && st.Running() {
 			upid, err := c.StopVM(ctx, node, vmid)
 			_, _ = c.Await(ctx, upid, err)

@@ -489,3 +489,83 @@ func TestAccVMDisk_deleteOnDestroy(t *testing.T) {
 		},
 	}})
 }
+
+// TestAccVMDisk_runningVM: on a running VM a SCSI disk is hot-plugged at
+// once and its slot can move to VirtIO live (same volume), a SATA disk
+// waits for a restart (pending "attach"), a slot change a running VM
+// cannot hot-plug is refused, and after a migration the disk follows the
+// VM to its new node.
+func TestAccVMDisk_runningVM(t *testing.T) {
+	e := diskEnv(t, pvesim.Options{})
+	node, other := e.Node(t, 0), e.Node(t, 1)
+	const vmid = 9106
+	createVM(t, e, node, vmid, true)
+	const sataAddr = "pve_vm_disk.sata"
+	cfg := func(slot string) string {
+		return e.Config(
+			diskHCL("this", vmid, slot, `storage = "local-lvm"`, `size = "2G"`),
+			diskHCL("sata", vmid, "sata1", `storage = "local-lvm"`, `size = "1G"`),
+		)
+	}
+	vol0 := "local-lvm:vm-9106-disk-0"
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{
+			Config:            e.Config(diskHCL("this", vmid, "scsi0", `storage = "local-lvm"`, `size = "2G"`)),
+			ConfigStateChecks: []statecheck.StateCheck{pendingIs()},
+			Check:             checkDrive(e, node, vmid, "scsi0", func(d pve.Drive) error { return wantVolume(d, vol0) }),
+		},
+		{
+			Config:           cfg("virtio1"),
+			ConfigPlanChecks: expectUpdate(diskAddr),
+			ConfigStateChecks: []statecheck.StateCheck{
+				pendingIs(),
+				statecheck.ExpectKnownValue(sataAddr, tfjsonpath.New("pending"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("attach")})),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkDrive(e, node, vmid, "virtio1", func(d pve.Drive) error { return wantVolume(d, vol0) }),
+				checkSlotGone(e, node, vmid, "scsi0"),
+				checkNoUnused(e, node, vmid),
+			),
+		},
+		{
+			Config:      cfg("sata2"),
+			ExpectError: errorRE(`Slot cannot change on the running VM`),
+		},
+		{
+			// Migrated (offline, with its local disks): the disk follows.
+			PreConfig: func() {
+				c := e.RootClient(t)
+				ctx := context.Background()
+				upid, err := c.StopVM(ctx, node, vmid)
+				if _, err := c.Await(ctx, upid, err); err != nil {
+					t.Fatal(err)
+				}
+				upid, err = c.MigrateVM(ctx, node, vmid, pve.MigrateVMRequest{Target: other})
+				if _, err := c.Await(ctx, upid, err); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: cfg("virtio1"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(diskAddr, tfjsonpath.New("node"), knownvalue.StringExact(other)),
+				statecheck.ExpectKnownValue(sataAddr, tfjsonpath.New("node"), knownvalue.StringExact(other)),
+			},
+		},
+		{
+			// PVE applies the pending attach when the VM starts.
+			PreConfig: func() { startVM(t, e, other, vmid) },
+			Config:    cfg("virtio1"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(sataAddr, tfjsonpath.New("pending"), knownvalue.ListExact(nil)),
+			},
+			Check: checkDrive(e, other, vmid, "sata1", func(d pve.Drive) error { return wantVolume(d, "local-lvm:vm-9106-disk-1") }),
+		},
+	}})
+}
+
+func wantVolume(d pve.Drive, vol string) error {
+	if d.Volume != vol {
+		return fmt.Errorf("drive %s, want volume %s", d.String(), vol)
+	}
+	return nil
+}
