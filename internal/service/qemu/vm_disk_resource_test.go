@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -396,10 +397,11 @@ func TestAccVMDisk_everyAttributeInPlace(t *testing.T) {
 }
 
 // TestAccVMDisk_parallelDisksOneVM creates 10 disks of one VM in one
-// apply: the provider's per-VM lock and the retries on PVE's config lock
-// keep lock errors from the user, and all 10 volumes exist.
+// apply while another client keeps writing the VM's config: the
+// provider's per-VM lock and the retries on PVE's config lock keep lock
+// errors from the user, and all 10 volumes exist.
 func TestAccVMDisk_parallelDisksOneVM(t *testing.T) {
-	e := diskEnv(t, pvesim.Options{QemuLockTimeout: 300 * time.Millisecond})
+	e := diskEnv(t, pvesim.Options{QemuLockTimeout: 40 * time.Millisecond}) // shorter than a task (50 ms)
 	node := e.Node(t, 0)
 	const vmid = 9103
 	createVM(t, e, node, vmid, false)
@@ -417,9 +419,33 @@ resource "pve_vm_disk" "d" {
 	for i := 0; i < 10; i++ {
 		want = append(want, fmt.Sprintf("local-lvm:vm-%d-disk-%d=1G", vmid, i))
 	}
+	// Another writer of the VM's config (the GUI, pve_vm) keeps PVE's
+	// config lock busy during the apply, so the provider's own tasks meet
+	// "can't lock file ... got timeout" and must start them again.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	busy := func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := e.RootClient(t)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				upid, err := c.UpdateVMConfig(context.Background(), node, vmid, pve.VMConfigUpdate{Set: pve.Params{"description": fmt.Sprintf("busy %d", i)}})
+				_, _ = c.Await(context.Background(), upid, err)
+			}
+		}()
+	}
+	quiet := func(*terraform.State) error { close(stop); wg.Wait(); return nil }
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
-		Config: cfg,
+		PreConfig: busy,
+		Config:    cfg,
 		Check: resource.ComposeAggregateTestCheckFunc(
+			quiet,
 			checkVolumes(e, node, vmid, map[string][]string{"local-lvm": sortedVolumes(want)}),
 			func(*terraform.State) error {
 				conf, err := vmConfig(e, node, vmid, true)
