@@ -228,8 +228,13 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 	// Changes still pending and a reboot allowed: plan the reboot, which
 	// empties pending.
-	if !plan.RebootIfNeeded.IsUnknown() && plan.RebootIfNeeded.ValueBool() && len(state.Pending.Elements()) > 0 {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending"), types.ListValueMust(types.StringType, nil))...)
+	// (A stopped VM applies them when it starts; nothing to plan.)
+	if !plan.RebootIfNeeded.IsUnknown() && plan.RebootIfNeeded.ValueBool() && len(state.Pending.Elements()) > 0 && r.PD != nil {
+		if c, node, err := r.vmClient(ctx, state.VMID.ValueInt64()); err == nil {
+			if st, err := c.GetVMStatus(ctx, node, state.VMID.ValueInt64()); err == nil && st.Running() {
+				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending"), types.ListValueMust(types.StringType, nil))...)
+			}
+		}
 	}
 }
 
@@ -310,7 +315,14 @@ func (r *vmDiskResource) finish(ctx context.Context, c *pve.Client, node, action
 		return
 	}
 	if p := s.Pending(); len(p) > 0 {
-		if plan.RebootIfNeeded.ValueBool() {
+		running := false
+		if st, err := c.GetVMStatus(ctx, node, vmid); err == nil {
+			running = st.Running()
+		}
+		if !running {
+			diags.AddWarning("Disk changes wait for the VM's start",
+				fmt.Sprintf("VM %d is stopped and has changes of %s pending (%s); PVE applies them when the VM starts.", vmid, slot, strings.Join(p, ", ")))
+		} else if plan.RebootIfNeeded.ValueBool() {
 			tflog.Info(ctx, "rebooting the VM to apply pending disk changes", map[string]any{"vmid": vmid, "pending": p})
 			upid, err := c.RebootVM(ctx, node, vmid)
 			if _, err := c.Await(ctx, upid, err); err != nil {
@@ -425,6 +437,16 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 		return
 	}
 
+	// Pending changes of the slot first: PVE's move_disk rewrites only
+	// the current drive, so a pending one would keep pointing at the
+	// volume the move deletes.
+	if plan.Slot.ValueString() != slot || plan.Storage.ValueString() != s.Effective.Storage() {
+		if s, err = r.settlePending(ctx, c, node, vmid, slot, s, plan.RebootIfNeeded.ValueBool()); err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
+			return
+		}
+	}
+
 	// 1. Slot: the same volume under the new slot, in one config write.
 	if newSlot := plan.Slot.ValueString(); newSlot != slot {
 		if !r.changeSlot(ctx, c, node, vmid, slot, newSlot, s, plan.options(), &resp.Diagnostics) {
@@ -490,6 +512,43 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 		}
 	}
 	r.finish(ctx, c, node, "Update", &plan, &resp.State, &resp.Diagnostics)
+}
+
+// settlePending applies the slot's pending changes before a slot change
+// or a move: on a stopped VM by writing the pending drive (a config write
+// to a stopped VM applies everything pending), on a running one by a
+// reboot when allowed, else it refuses.
+func (r *vmDiskResource) settlePending(ctx context.Context, c *pve.Client, node string, vmid int64, slot string, s *slotState, reboot bool) (*slotState, error) {
+	p := s.Pending()
+	if len(p) == 0 {
+		return s, nil
+	}
+	status, err := c.GetVMStatus(ctx, node, vmid)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !status.Running():
+		tflog.Info(ctx, "applying pending changes of the stopped VM's disk", map[string]any{"vmid": vmid, "slot": slot, "pending": p})
+		if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: pve.Params{slot: s.Effective.String()}}); err != nil {
+			return nil, fmt.Errorf("apply the pending %s of %s: %w", strings.Join(p, ", "), slot, err)
+		}
+	case reboot:
+		tflog.Info(ctx, "rebooting the VM to apply pending disk changes before moving the disk", map[string]any{"vmid": vmid, "pending": p})
+		upid, err := c.RebootVM(ctx, node, vmid)
+		if _, err := c.Await(ctx, upid, err); err != nil {
+			return nil, fmt.Errorf("reboot VM %d to apply the pending %s of %s: %w", vmid, strings.Join(p, ", "), slot, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s of running VM %d has changes waiting for a restart (%s). Moving it or changing its slot now "+
+			"would leave PVE's pending configuration pointing at the old volume or slot. Restart the VM first, or set "+
+			"reboot_if_needed = true", slot, vmid, strings.Join(p, ", "))
+	}
+	s, err = readSlot(ctx, c, node, vmid, slot)
+	if err == nil && len(s.Pending()) > 0 {
+		err = fmt.Errorf("%s of VM %d still has pending changes (%s)", slot, vmid, strings.Join(s.Pending(), ", "))
+	}
+	return s, err
 }
 
 // changeSlot re-attaches the slot's volume under newSlot in one config

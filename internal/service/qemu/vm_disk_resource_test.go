@@ -527,12 +527,14 @@ func TestAccVMDisk_runningVM(t *testing.T) {
 	const vmid = 9106
 	createVM(t, e, node, vmid, true)
 	const sataAddr = "pve_vm_disk.sata"
-	cfg := func(slot string) string {
+	addDirStorage(e, "images")
+	cfgWith := func(slot string, attrs ...string) string {
 		return e.Config(
-			diskHCL("this", vmid, slot, `storage = "local-lvm"`, `size = "2G"`),
+			diskHCL("this", vmid, slot, append([]string{`size = "2G"`}, attrs...)...),
 			diskHCL("sata", vmid, "sata1", `storage = "local-lvm"`, `size = "1G"`),
 		)
 	}
+	cfg := func(slot string) string { return cfgWith(slot, `storage = "local-lvm"`) }
 	vol0 := "local-lvm:vm-9106-disk-0"
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{
@@ -557,6 +559,31 @@ func TestAccVMDisk_runningVM(t *testing.T) {
 			Config:      cfg("sata2"),
 			ExpectError: errorRE(`Slot cannot change on the running VM`),
 		},
+		{
+			Config:            cfgWith("virtio1", `storage = "local-lvm"`, `cache = "writeback"`),
+			ConfigStateChecks: []statecheck.StateCheck{pendingIs("cache")},
+		},
+		{
+			// A move would leave the pending drive on the deleted volume.
+			Config:      cfgWith("virtio1", `storage = "images"`, `cache = "writeback"`),
+			ExpectError: errorRE(`changes waiting for a restart \(cache\)`),
+		},
+		{
+			Config:            cfgWith("virtio1", `storage = "images"`, `cache = "writeback"`, "reboot_if_needed = true"),
+			ConfigPlanChecks:  expectUpdate(diskAddr),
+			ConfigStateChecks: []statecheck.StateCheck{pendingIs()},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkDrive(e, node, vmid, "virtio1", func(d pve.Drive) error {
+					if err := wantVolume(d, "images:9106/vm-9106-disk-0.qcow2"); err != nil {
+						return err
+					}
+					return wantOpts(map[string]string{"cache": "writeback", "size": "2G"})(d)
+				}),
+				checkPendingDrive(e, node, vmid, "virtio1", "", ""),
+				checkVolumes(e, node, vmid, map[string][]string{"images": {"images:9106/vm-9106-disk-0.qcow2=2G"}}),
+			),
+		},
+		{Config: cfgWith("virtio1", `storage = "local-lvm"`, `cache = "writeback"`)},
 		{
 			// Migrated (offline, with its local disks): the disk follows.
 			PreConfig: func() {
