@@ -613,6 +613,41 @@ func TestAccVMDisk_runningVM(t *testing.T) {
 			},
 			Check: checkDrive(e, other, vmid, "sata1", func(d pve.Drive) error { return wantVolume(d, "local-lvm:vm-9106-disk-1") }),
 		},
+		{
+			Config: cfgWith("virtio1", `storage = "local-lvm"`, `cache = "writeback"`, "reboot_if_needed = true"),
+		},
+		{
+			// Pending from outside with nothing else to change: the plan
+			// holds the reboot that applies it.
+			PreConfig: func() {
+				c := e.RootClient(t)
+				ctx := context.Background()
+				set := func(cache string) {
+					conf, err := c.GetVMConfig(ctx, other, vmid, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					v, _ := conf.Get("virtio1")
+					d, _ := pve.ParseDrive(v)
+					if _, err := c.AwaitVMTask(ctx, func() (string, error) {
+						return c.UpdateVMConfig(ctx, other, vmid, pve.VMConfigUpdate{Set: pve.Params{"virtio1": d.With("cache", cache).String()}})
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				upid, err := c.StopVM(ctx, other, vmid)
+				if _, err := c.Await(ctx, upid, err); err != nil {
+					t.Fatal(err)
+				}
+				set("none")
+				startVM(t, e, other, vmid)
+				set("writeback") // pending: current none
+			},
+			Config:            cfgWith("virtio1", `storage = "local-lvm"`, `cache = "writeback"`, "reboot_if_needed = true"),
+			ConfigPlanChecks:  expectUpdate(diskAddr),
+			ConfigStateChecks: []statecheck.StateCheck{pendingIs()},
+			Check:             checkDrive(e, other, vmid, "virtio1", wantOpts(map[string]string{"cache": "writeback"})),
+		},
 	}})
 }
 
