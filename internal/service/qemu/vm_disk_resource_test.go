@@ -115,7 +115,16 @@ func TestAccVMDisk_reference(t *testing.T) {
 			),
 		},
 		{
-			// The same volume under another slot: nothing allocated or freed.
+			// The same volume under another slot: nothing allocated or
+			// freed, and the boot order follows the disk.
+			PreConfig: func() {
+				c := e.RootClient(t)
+				if _, err := c.AwaitVMTask(context.Background(), func() (string, error) {
+					return c.UpdateVMConfig(context.Background(), node, vmid, pve.VMConfigUpdate{Set: pve.Params{"boot": "order=scsi0;net0"}})
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
 			Config:           hcl("scsi1", "ceph", "48G", "writeback"),
 			ConfigPlanChecks: expectUpdate(diskAddr),
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -128,6 +137,16 @@ func TestAccVMDisk_reference(t *testing.T) {
 				checkSlotGone(e, node, vmid, "scsi0"),
 				checkNoUnused(e, node, vmid),
 				checkVolumes(e, node, vmid, map[string][]string{"ceph": {rbd + "=48G"}, "local-lvm": nil}),
+				func(*terraform.State) error {
+					conf, err := vmConfig(e, node, vmid, false)
+					if err != nil {
+						return err
+					}
+					if b, _ := conf.Get("boot"); b != "order=scsi1;net0" {
+						return fmt.Errorf("boot after the slot change: %q, want order=scsi1;net0", b)
+					}
+					return nil
+				},
 				resource.TestCheckResourceAttr(diskAddr, "id", "9101/scsi1"),
 			),
 		},
