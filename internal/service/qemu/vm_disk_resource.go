@@ -383,6 +383,13 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.State.RemoveResource(ctx)
 		return
 	}
+	if s.Effective.IsCdrom() {
+		resp.Diagnostics.AddWarning("Not a disk",
+			fmt.Sprintf("%s of VM %d is a CD/DVD drive (%s), which pve_vm_disk does not manage; it is dropped from the state.",
+				slot, vmid, s.Effective.String()))
+		resp.State.RemoveResource(ctx)
+		return
+	}
 	resp.Diagnostics.Append(state.fromDrive(vmid, slot, node, s.Effective, s.Pending())...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
