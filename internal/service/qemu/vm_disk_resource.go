@@ -177,7 +177,17 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 func (r *vmDiskResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m vmDiskModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.Slot.IsUnknown() || m.Slot.IsNull() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !m.Size.IsUnknown() && !m.Size.IsNull() {
+		if b, err := pve.ParseDiskSize(m.Size.ValueString()); err == nil && (b < 1<<20 || b%(1<<20) != 0) {
+			resp.Diagnostics.AddAttributeError(path.Root("size"), "Size not in whole MiB",
+				fmt.Sprintf("size = %q is %d bytes; PVE allocates disks in whole MiB (at least 1M). Use a size such as 512M or 32G.",
+					m.Size.ValueString(), b))
+		}
+	}
+	if m.Slot.IsUnknown() || m.Slot.IsNull() {
 		return
 	}
 	slot := m.Slot.ValueString()

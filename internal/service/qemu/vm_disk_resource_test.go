@@ -676,3 +676,29 @@ func wantVolume(d pve.Drive, vol string) error {
 	}
 	return nil
 }
+
+// TestAccVMDisk_validation: options the slot's bus lacks and sizes PVE
+// cannot allocate are refused at plan, naming the attribute.
+func TestAccVMDisk_validation(t *testing.T) {
+	e := acctest.New(t)
+	for _, tc := range []struct{ slot, attrs, want string }{
+		{"virtio0", `ssd = true`, `PVE has no ssd option for VirtIO`},
+		{"sata0", `iothread = true`, `PVE has iothread only for SCSI and VirtIO`},
+		{"ide0", `ro = true`, `PVE has ro only for SCSI and VirtIO`},
+		{"scsi31", ``, `slot.*must be scsi0-30`},
+		{"scsi0", `cache = "fast"`, `cache.*value must be one of`},
+	} {
+		t.Run(tc.slot, func(t *testing.T) {
+			e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
+				Config:      e.Config(diskHCL("this", 100, tc.slot, `storage = "local-lvm"`, `size = "1G"`, tc.attrs)),
+				PlanOnly:    true,
+				ExpectError: errorRE("(?s)" + tc.want),
+			}}})
+		})
+	}
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
+		Config:      e.Config(diskHCL("this", 100, "scsi0", `storage = "local-lvm"`, `size = "100K"`)),
+		PlanOnly:    true,
+		ExpectError: errorRE(`PVE allocates disks in whole MiB`),
+	}}})
+}
