@@ -343,6 +343,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		storage.NewLVMThinResource,
 		storage.NewZFSResource,
 		qemu.NewVMResource,
+		qemu.NewVMDiskResource,
 	}
 }
 

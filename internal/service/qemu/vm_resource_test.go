@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
@@ -30,8 +28,6 @@ func newVMEnv(t *testing.T) *acctest.Env {
 	}
 	return e
 }
-
-func errorRE(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
 // vm100 is the reference lab's VM 100 (without its disk, which is a
 // pve_vm_disk), with extra attributes as given.
@@ -83,10 +79,6 @@ func checkVM(e *acctest.Env, f func(node string, cfg *pve.VMConfig, st *pve.VMSt
 		}
 		return f(node, cfg, st)
 	}
-}
-
-func expectUpdate() resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vmAddr, plancheck.ResourceActionUpdate)}}
 }
 
 // The reference VM 100: created running, imported, every attribute
@@ -151,12 +143,12 @@ func TestAccVM_reference(t *testing.T) {
   onboot      = true
   started     = true
 `) + ""),
-				ConfigPlanChecks: expectUpdate(),
+				ConfigPlanChecks: expectUpdate(vmAddr),
 				Check:            resource.TestCheckResourceAttr(vmAddr, "pending_changes.#", "0"),
 			},
 			{
 				Config:           e.Config(cores6(vm100(n0, vm100Net+"  onboot = true\n  started = true\n"))),
-				ConfigPlanChecks: expectUpdate(),
+				ConfigPlanChecks: expectUpdate(vmAddr),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(vmAddr, "cores", "6"),
 					resource.TestCheckResourceAttr(vmAddr, "pending_changes.#", "1"),
@@ -182,7 +174,7 @@ func TestAccVM_reference(t *testing.T) {
 			{
 				// A stopped VM keeps its pending changes...
 				Config:           e.Config(cores6(vm100(n0, vm100Net+"  onboot = true\n  started = false\n"))),
-				ConfigPlanChecks: expectUpdate(),
+				ConfigPlanChecks: expectUpdate(vmAddr),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(vmAddr, "status", "stopped"),
 					resource.TestCheckResourceAttr(vmAddr, "pending_changes.#", "1"),
@@ -191,7 +183,7 @@ func TestAccVM_reference(t *testing.T) {
 			{
 				// ...and the next start applies them.
 				Config:           e.Config(cores6(vm100(n0, vm100Net+"  onboot = true\n  started = true\n"))),
-				ConfigPlanChecks: expectUpdate(),
+				ConfigPlanChecks: expectUpdate(vmAddr),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(vmAddr, "status", "running"),
 					resource.TestCheckResourceAttr(vmAddr, "pending_changes.#", "0"),
@@ -207,7 +199,7 @@ func TestAccVM_reference(t *testing.T) {
 			{
 				// A node change migrates, live.
 				Config:           e.Config(cores6x(n1, vm100Net+"  started = true\n  onboot = true\n")),
-				ConfigPlanChecks: expectUpdate(),
+				ConfigPlanChecks: expectUpdate(vmAddr),
 				Check: checkVM(e, func(node string, _ *pve.VMConfig, st *pve.VMStatus) error {
 					if node != n1 || !st.Running() {
 						return fmt.Errorf("after migration: node %s running %v", node, st.Running())
@@ -229,7 +221,7 @@ func TestAccVM_reference(t *testing.T) {
 			},
 			{
 				Config:           e.Config(cores6x(n1, vm100Net+"  started = true\n  onboot = true\n  protection = true\n")),
-				ConfigPlanChecks: expectUpdate(),
+				ConfigPlanChecks: expectUpdate(vmAddr),
 				Check: checkVM(e, func(_ string, cfg *pve.VMConfig, _ *pve.VMStatus) error {
 					if cfg.Values["name"] != "vm100" || cfg.Values["protection"] != "1" {
 						return fmt.Errorf("drift not reverted: %v", cfg.Values)
@@ -244,7 +236,7 @@ func TestAccVM_reference(t *testing.T) {
 			},
 			{
 				Config:           e.Config(cores6x(n1, vm100Net+"  started = true\n  onboot = true\n")),
-				ConfigPlanChecks: expectUpdate(),
+				ConfigPlanChecks: expectUpdate(vmAddr),
 			},
 		},
 	})
@@ -296,12 +288,12 @@ func TestAccVM_everyAttributeUpdatesInPlace(t *testing.T) {
 			over[k] = changed[k]
 		}
 		cfg := e.Config(render(over))
-		steps = append(steps, resource.TestStep{Config: cfg, ConfigPlanChecks: expectUpdate()})
+		steps = append(steps, resource.TestStep{Config: cfg, ConfigPlanChecks: expectUpdate(vmAddr)})
 	}
 	// Removing optional attributes is an update too (PVE deletes them).
 	steps = append(steps, resource.TestStep{
 		Config:           e.Config(fmt.Sprintf("resource \"pve_vm\" \"vm100\" {\n  node = %q\n  vmid = 100\n}\n", n0)),
-		ConfigPlanChecks: expectUpdate(),
+		ConfigPlanChecks: expectUpdate(vmAddr),
 		Check: checkVM(e, func(_ string, cfg *pve.VMConfig, st *pve.VMStatus) error {
 			for _, k := range []string{"name", "description", "tags", "balloon", "cpu", "machine", "vga", "net0", "net1", "serial0"} {
 				if _, ok := cfg.Values[k]; ok {
@@ -391,7 +383,7 @@ func TestAccVM_destroyKeepsVolumes(t *testing.T) {
 				Config:      e.Config(),
 				ExpectError: errorRE(`(?s)Unable to Delete VM 100.*scsi0 \(local-lvm:vm-100-disk-0\).*destroy_disks = true`),
 			},
-			{Config: e.Config(vm100(n0, "  destroy_disks = true\n")), ConfigPlanChecks: expectUpdate()},
+			{Config: e.Config(vm100(n0, "  destroy_disks = true\n")), ConfigPlanChecks: expectUpdate(vmAddr)},
 			{
 				Config: e.Config(),
 				Check: func(*terraform.State) error {
