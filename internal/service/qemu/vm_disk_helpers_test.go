@@ -59,9 +59,6 @@ func setupCephStorage(t *testing.T, e *acctest.Env) {
 	if _, err := root.Await(ctx, upid, err); err != nil {
 		t.Fatalf("create pool ceph: %v", err)
 	}
-	// The simulator's add_storages records the storage for Ceph only;
-	// define it in storage.cfg as PVE's add_storages does.
-	e.Sim.AddStorage(e.Nodes[0], "ceph", "rbd", map[string]string{"pool": "ceph", "content": "images,rootdir", "krbd": "0"})
 }
 
 // addDirStorage defines a directory storage for VM images (qcow2), on the

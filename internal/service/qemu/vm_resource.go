@@ -577,6 +577,9 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
+	// One writer per VM in this provider: its pve_vm_disk resources take
+	// the same lock.
+	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
 	if n, err := r.locate(ctx, vmid, node); err == nil {
 		node = n
 	}
