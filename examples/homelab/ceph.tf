@@ -67,13 +67,13 @@ resource "pve_ceph_osd" "lab" {
 }
 
 # Guest disks: three copies on three hosts, I/O only while two are up.
-resource "pve_ceph_pool" "vm" {
-  name              = "vm"
+# Its PVE storage is pve_storage.ceph (vm.tf).
+resource "pve_ceph_pool" "ceph" {
+  name              = "ceph"
   node              = var.founding_node
   size              = 3
   min_size          = 2
   application       = "rbd"
-  add_storages      = true
   pg_num            = 128
   pg_autoscale_mode = "warn"
 

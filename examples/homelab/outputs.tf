@@ -23,7 +23,7 @@ output "cluster" {
 }
 
 data "pve_ceph_status" "lab" {
-  depends_on = [pve_ceph_pool.vm]
+  depends_on = [pve_ceph_pool.ceph]
 }
 
 output "ceph" {
@@ -33,6 +33,17 @@ output "ceph" {
     health = data.pve_ceph_status.lab.health
     checks = [for c in data.pve_ceph_status.lab.checks : "${c.name}: ${c.summary}"]
     osds   = { for k, o in pve_ceph_osd.lab : k => o.osd_id }
-    pool   = pve_ceph_pool.vm.name
+    pool   = pve_ceph_pool.ceph.name
+  }
+}
+
+output "vm100" {
+  description = "VM 100: where it runs, its disk's volume and what waits for a restart."
+  value = {
+    node            = pve_vm.vm100.node
+    status          = pve_vm.vm100.status
+    disk            = "${pve_vm_disk.vm100_scsi0.slot}: ${pve_vm_disk.vm100_scsi0.volume},cache=${pve_vm_disk.vm100_scsi0.cache},discard=${pve_vm_disk.vm100_scsi0.discard},iothread=${pve_vm_disk.vm100_scsi0.iothread ? 1 : 0},size=${pve_vm_disk.vm100_scsi0.size},ssd=${pve_vm_disk.vm100_scsi0.ssd ? 1 : 0}"
+    pending_changes = pve_vm.vm100.pending_changes
+    ha_state        = pve_ha_resource.vm100.state
   }
 }

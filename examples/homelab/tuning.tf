@@ -30,7 +30,7 @@ resource "pve_ceph_config" "osd" {
     create = "90m"
     update = "90m"
   }
-  depends_on = [pve_ceph_osd.lab, pve_ceph_pool.vm]
+  depends_on = [pve_ceph_osd.lab, pve_ceph_pool.ceph]
 }
 
 resource "pve_node_tuned_profile" "lab" {
