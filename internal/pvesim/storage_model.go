@@ -81,16 +81,6 @@ func (sc *storageCfg) add(e *storageEntry) {
 	sc.Entries[e.ID] = e
 }
 
-func (sc *storageCfg) remove(id string) {
-	delete(sc.Entries, id)
-	for i, o := range sc.Order {
-		if o == id {
-			sc.Order = append(sc.Order[:i], sc.Order[i+1:]...)
-			break
-		}
-	}
-}
-
 func (e *storageEntry) shared() bool {
 	return sharedStorageTypes[e.Type] || e.Opts["shared"] == "1"
 }

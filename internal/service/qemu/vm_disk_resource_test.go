@@ -173,8 +173,11 @@ func TestAccVMDisk_reference(t *testing.T) {
 				checkVolumes(e, node, vmid, map[string][]string{"ceph": {rbd + "=48G"}}),
 				func(*terraform.State) error {
 					st, err := e.Client.GetVMStatus(context.Background(), node, vmid)
-					if err != nil || !st.Running() {
-						return fmt.Errorf("VM after the reboot: %+v %v", st, err)
+					if err != nil {
+						return fmt.Errorf("VM status after the reboot: %w", err)
+					}
+					if !st.Running() {
+						return fmt.Errorf("VM after the reboot: %+v", st)
 					}
 					return nil
 				},
