@@ -101,7 +101,7 @@ port="$(free_port)"
 
 # Standalone nodes, as a fresh install: the homelab forms the cluster itself.
 "$tmp/bin/pvesim" -listen "127.0.0.1:$port" -task-duration 200ms -auth-delay 3s \
-	-state "$tmp/state.json" >"$tmp/pvesim.out" 2>"$tmp/pvesim.log" &
+	-state "$tmp/state.json" -request-log "$tmp/requests.jsonl" >"$tmp/pvesim.out" 2>"$tmp/pvesim.log" &
 sim_pid=$!
 
 # Wait (up to 30 s) for the first complete line on pvesim's stdout.
@@ -175,15 +175,21 @@ tf() {
 	"$cli" -chdir="$work" "$cmd" ${color[@]+"${color[@]}"} "$@"
 }
 
+# requests_so_far counts the API requests pvesim has logged (one JSON line each).
+requests_so_far() { if [ -f "$tmp/requests.jsonl" ]; then wc -l <"$tmp/requests.jsonl" | tr -d ' '; else echo 0; fi; }
+
 echo "lab.sh: $cli_version apply"
 tf apply -auto-approve -input=false
+apply_requests="$(requests_so_far)"
 echo "lab.sh: outputs"
 tf output
 echo "lab.sh: second plan (must be empty)"
+before_plan="$(requests_so_far)"
 set +e
 tf plan -detailed-exitcode -input=false
 plan_rc=$?
 set -e
+echo "lab.sh: API requests: apply $apply_requests, second plan $(($(requests_so_far) - before_plan))"
 case "$plan_rc" in
 0) ;;
 2)
