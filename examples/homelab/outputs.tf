@@ -43,6 +43,7 @@ output "vm100" {
     node            = pve_vm.vm100.node
     status          = pve_vm.vm100.status
     disk            = "${pve_vm_disk.vm100_scsi0.slot}: ${pve_vm_disk.vm100_scsi0.volume},cache=${pve_vm_disk.vm100_scsi0.cache},discard=${pve_vm_disk.vm100_scsi0.discard},iothread=${pve_vm_disk.vm100_scsi0.iothread ? 1 : 0},size=${pve_vm_disk.vm100_scsi0.size},ssd=${pve_vm_disk.vm100_scsi0.ssd ? 1 : 0}"
+    boots_from_disk = pve_vm_disk.vm100_scsi0.boot
     pending_changes = pve_vm.vm100.pending_changes
     ha_state        = pve_ha_resource.vm100.state
   }

@@ -48,6 +48,9 @@ resource "pve_vm_disk" "vm100_scsi0" {
   iothread = true
   ssd      = true
   discard  = "on"
+  # VM 100 boots from this disk (PVE adds disks attached after the VM's
+  # creation to no boot order).
+  boot = true
 
   # Cache or discard changes wait for a restart of VM 100; allow the
   # provider to reboot it for them.

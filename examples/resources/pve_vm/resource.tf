@@ -19,9 +19,8 @@ resource "pve_vm" "vm100" {
   network = {
     net0 = { bridge = "bridge0", tag = 20 }
   }
-  # scsi0 does not exist until its pve_vm_disk is created; the apply after
-  # that completes the boot order.
-  boot_order = ["scsi0", "net0"]
+  # The boot disk is set by its pve_vm_disk (boot = true): a boot_order
+  # here could not name scsi0 before that disk exists.
 
   tags    = ["lab", "ceph"]
   onboot  = true

@@ -11,6 +11,8 @@ resource "pve_vm_disk" "vm100_system" {
   iothread = true
   ssd      = true
   discard  = "on"
+  # First in the VM's boot order.
+  boot = true
 
   # Option changes a running VM cannot take live (cache, discard, ...) wait
   # for a restart; allow the provider to reboot VM 100 to apply them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,7 @@ type vmDiskModel struct {
 	Volume          types.String   `tfsdk:"volume"`
 	DeleteOnDestroy types.Bool     `tfsdk:"delete_on_destroy"`
 	RebootIfNeeded  types.Bool     `tfsdk:"reboot_if_needed"`
+	Boot            types.Bool     `tfsdk:"boot"`
 	Pending         types.List     `tfsdk:"pending"`
 	Timeouts        timeouts.Value `tfsdk:"timeouts"`
 }
@@ -282,12 +284,25 @@ type slotState struct {
 	// PendingDelete: the slot goes at the next restart.
 	PendingDelete bool
 	Digest        string
+	// Boot is the VM's boot property as it will be after a restart;
+	// BootPending: whether the slot's place in it changes then.
+	Boot        string
+	BootPending bool
 }
 
 // Pending lists what waits for a restart: the changed drive options
 // (volume included), "attach" for a disk not yet plugged in, "detach"
-// for one to be removed.
+// for one to be removed, "boot" when the slot enters or leaves the boot
+// order at the next start.
 func (s slotState) Pending() []string {
+	p := s.drivePending()
+	if s.BootPending {
+		p = append(p, "boot")
+	}
+	return p
+}
+
+func (s slotState) drivePending() []string {
 	switch {
 	case s.PendingDelete:
 		return []string{"detach"}
@@ -329,6 +344,17 @@ func readSlot(ctx context.Context, c *pve.Client, node string, vmid int64, slot 
 	for _, it := range items {
 		if it.Key == "digest" {
 			st.Digest = it.Value
+			continue
+		}
+		if it.Key == "boot" {
+			st.Boot = it.Value
+			if it.HasPending {
+				st.Boot = it.Pending
+			}
+			if it.Delete > 0 {
+				st.Boot = ""
+			}
+			st.BootPending = inBootOrder(it.Value, slot) != inBootOrder(st.Boot, slot)
 			continue
 		}
 		if it.Key != slot {
@@ -375,4 +401,46 @@ func bootOrderWith(boot, old, repl string) string {
 		return ""
 	}
 	return "order=" + strings.Join(order, ";")
+}
+
+// bootDevices lists the devices of a boot property's order= (PVE 6.3+);
+// the legacy form (`cdn`, bootdisk) names no devices.
+func bootDevices(boot string) []string {
+	for _, part := range strings.Split(boot, ",") {
+		if v, ok := strings.CutPrefix(part, "order="); ok && v != "" {
+			return strings.Split(v, ";")
+		}
+	}
+	return nil
+}
+
+// inBootOrder is whether slot is in the boot property's order.
+func inBootOrder(boot, slot string) bool {
+	return slices.Contains(bootDevices(boot), slot)
+}
+
+// bootOrderSetting is the boot property with slot first in the order
+// (in) or without it; "" when the order would be empty.
+func bootOrderSetting(boot, slot string, in bool) string {
+	var order []string
+	if in {
+		order = append(order, slot)
+	}
+	for _, dev := range bootDevices(boot) {
+		if dev != slot {
+			order = append(order, dev)
+		}
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	return "order=" + strings.Join(order, ";")
+}
+
+// setBoot records, when the configuration manages it, whether the slot is
+// in the VM's boot order.
+func (m *vmDiskModel) setBoot(s *slotState, slot string) {
+	if !m.Boot.IsNull() && !m.Boot.IsUnknown() {
+		m.Boot = types.BoolValue(inBootOrder(s.Boot, slot))
+	}
 }

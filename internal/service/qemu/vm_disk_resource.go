@@ -154,6 +154,13 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "Delete the volume when the resource is destroyed. Default false: the disk is only detached and " +
 					"its volume stays as `unusedN` of the VM, named in a warning.",
 			},
+			"boot": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Whether the VM boots from this disk: true puts the slot first in the VM's boot order " +
+					"(PVE does not add disks to it by itself, so a VM created before its disk would otherwise boot from its " +
+					"network card), false takes it out; unset leaves the boot order alone (for `pve_vm.boot_order`). Do not " +
+					"set both. On a running VM the new order is pending until the next start, when it matters.",
+			},
 			"reboot_if_needed": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Reboot a running VM when a change waits for a restart (see `pending`). Default false: the change " +
@@ -163,7 +170,8 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"pending": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "What waits for a VM restart: option names (`cache`, `volume`, ...), `attach` for a disk " +
-					"the running VM does not see yet, `detach` for one it will drop. Empty when the VM runs what is configured.",
+					"the running VM does not see yet, `detach` for one it will drop, `boot` when the disk enters or leaves the boot " +
+					"order at the next start. Empty when the VM runs what is configured.",
 			},
 		},
 		Blocks: map[string]schema.Block{
@@ -307,7 +315,13 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 	drive := pve.AllocDrive(plan.Storage.ValueString(), size, plan.options())
 	tflog.Info(ctx, "creating VM disk", map[string]any{"vmid": vmid, "node": node, "slot": slot, "drive": drive.String()})
-	if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: pve.Params{slot: drive.String()}}); err != nil {
+	set := pve.Params{slot: drive.String()}
+	if plan.Boot.ValueBool() {
+		// In the same write: PVE accepts a boot order naming a device the
+		// request adds.
+		set["boot"] = bootOrderSetting(st.Boot, slot, true)
+	}
+	if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: set}); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, err)
 		return
 	}
@@ -354,6 +368,7 @@ func (r *vmDiskResource) finish(ctx context.Context, c *pve.Client, node, action
 	}
 	state := *plan
 	diags.Append(state.fromDrive(vmid, slot, node, s.Effective, s.Pending())...)
+	state.setBoot(s, slot)
 	diags.Append(st.Set(ctx, &state)...)
 }
 
@@ -401,6 +416,7 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	resp.Diagnostics.Append(state.fromDrive(vmid, slot, node, s.Effective, s.Pending())...)
+	state.setBoot(s, slot)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -526,6 +542,27 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 		if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: pve.Params{slot: drive.String()}}); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
 			return
+		}
+	}
+
+	// 5. Boot order membership, when managed.
+	if !plan.Boot.IsNull() && !plan.Boot.IsUnknown() {
+		if s, err = readSlot(ctx, c, node, vmid, slot); err != nil {
+			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
+			return
+		}
+		if want := plan.Boot.ValueBool(); inBootOrder(s.Boot, slot) != want {
+			u := pve.VMConfigUpdate{Set: pve.Params{}}
+			if b := bootOrderSetting(s.Boot, slot, want); b != "" {
+				u.Set["boot"] = b
+			} else {
+				u.Delete = []string{"boot"}
+			}
+			tflog.Info(ctx, "changing the VM's boot order", map[string]any{"vmid": vmid, "slot": slot, "boot": want})
+			if err := updateConfig(ctx, c, node, vmid, u); err != nil {
+				framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("boot order: %w", err))
+				return
+			}
 		}
 	}
 	r.finish(ctx, c, node, "Update", &plan, &resp.State, &resp.Diagnostics)

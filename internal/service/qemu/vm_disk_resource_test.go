@@ -705,3 +705,105 @@ func TestAccVMDisk_validation(t *testing.T) {
 		ExpectError: errorRE(`PVE allocates disks in whole MiB`),
 	}}})
 }
+
+// checkBootOrder asserts the VM's boot order in PVE (config as it will be
+// after a restart).
+func checkBootOrder(e *acctest.Env, node string, vmid int64, want string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		conf, err := vmConfig(e, node, vmid, false)
+		if err != nil {
+			return err
+		}
+		if got, _ := conf.Get("boot"); got != want {
+			return fmt.Errorf("VM %d boot = %q, want %q", vmid, got, want)
+		}
+		return nil
+	}
+}
+
+// TestAccVMDisk_bootOrder: PVE does not put a disk added after the VM into
+// its boot order (the VM would boot from its NIC); boot = true does, in the
+// write that attaches the disk, so one apply converges; the slot follows a
+// slot change; boot = false takes it out again.
+func TestAccVMDisk_bootOrder(t *testing.T) {
+	e := diskEnv(t, pvesim.Options{})
+	node := e.Node(t, 0)
+	const vmid = 9107
+	createVM(t, e, node, vmid, false)
+	const addr = "pve_vm_disk.this"
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{
+			Config: e.Config(diskHCL("this", vmid, "scsi0", `storage = "local-lvm"`, `size = "2G"`, "boot = true")),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkBootOrder(e, node, vmid, "order=scsi0;net0"),
+				resource.TestCheckResourceAttr(addr, "boot", "true"),
+			),
+		},
+		{
+			Config:           e.Config(diskHCL("this", vmid, "scsi1", `storage = "local-lvm"`, `size = "2G"`, "boot = true")),
+			ConfigPlanChecks: expectUpdate(addr),
+			Check:            checkBootOrder(e, node, vmid, "order=scsi1;net0"),
+		},
+		{
+			Config:           e.Config(diskHCL("this", vmid, "scsi1", `storage = "local-lvm"`, `size = "2G"`, "boot = false")),
+			ConfigPlanChecks: expectUpdate(addr),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkBootOrder(e, node, vmid, "order=net0"),
+				resource.TestCheckResourceAttr(addr, "boot", "false"),
+			),
+		},
+		{
+			// Drift: put back into the order from outside.
+			PreConfig: func() {
+				c := e.RootClient(t)
+				if err := c.UpdateVMConfigSync(context.Background(), node, vmid, pve.VMConfigUpdate{Set: pve.Params{"boot": "order=net0;scsi1"}}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			RefreshState:       true,
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			Config: e.Config(diskHCL("this", vmid, "scsi1", `storage = "local-lvm"`, `size = "2G"`, "boot = false")),
+			Check:  checkBootOrder(e, node, vmid, "order=net0"),
+		},
+	}})
+}
+
+// TestAccVMDisk_bootOrderRunningVM: on a running VM the new boot order
+// waits for a restart (pending "boot"); with reboot_if_needed the provider
+// reboots, so PVE's current config boots from the disk after one apply.
+func TestAccVMDisk_bootOrderRunningVM(t *testing.T) {
+	e := diskEnv(t, pvesim.Options{})
+	node := e.Node(t, 0)
+	const vmid = 9108
+	createVM(t, e, node, vmid, true)
+	disk := func(reboot bool) string {
+		return e.Config(diskHCL("this", vmid, "scsi0", `storage = "local-lvm"`, `size = "2G"`, "boot = true",
+			fmt.Sprintf("reboot_if_needed = %t", reboot)))
+	}
+	current := func(want string) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			conf, err := vmConfig(e, node, vmid, true)
+			if err != nil {
+				return err
+			}
+			if got, _ := conf.Get("boot"); got != want {
+				return fmt.Errorf("VM %d runs with boot = %q, want %q", vmid, got, want)
+			}
+			return nil
+		}
+	}
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{
+			Config:            disk(false),
+			ConfigStateChecks: []statecheck.StateCheck{pendingIs("boot")},
+			Check:             current("order=net0"),
+		},
+		{
+			Config:            disk(true),
+			ConfigStateChecks: []statecheck.StateCheck{pendingIs()},
+			Check:             current("order=scsi0;net0"),
+		},
+	}})
+}

@@ -178,7 +178,8 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 				MarkdownDescription: "Boot devices in order, such as `[\"scsi0\", \"net0\"]`. Unset: the provider leaves PVE's " +
 					"boot order alone (at create PVE picks the first disk, CD drives and NICs the VM has then). Devices the VM " +
 					"does not have yet, such as a `pve_vm_disk` created after the VM, are written once they exist: the apply " +
-					"after the disk's creation completes the order.",
+					"after the disk's creation completes the order. To boot from such a disk in one apply, leave this unset " +
+					"and set `boot = true` on the `pve_vm_disk`.",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
 					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(bootDevRE, "must be a disk slot (scsi0, virtio0, sata0, ide2, ...) or a NIC (net0, ...)"))},
 			},
