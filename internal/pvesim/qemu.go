@@ -356,7 +356,7 @@ func (s *Sim) registerUnusedLocked(vm *qemuVM, d drive) {
 	if err != nil {
 		return
 	}
-	if _, ok := s.storageCfgLocked(s.vmNodeLocked(vm)).Entries[store]; !ok {
+	if _, err := s.storageEntryLocked(s.vmNodeLocked(vm), store); err != nil {
 		return
 	}
 	if volumeOwner(volid) == vm.VMID {
@@ -1833,12 +1833,9 @@ func destroyVM(c *call) (any, *apiError) {
 		warnings := 0
 		seen := map[string]bool{}
 		for _, conf := range []map[string]string{vm.Config, vm.Pending} {
-			for _, k := range sortedKeys(conf) {
-				if !isDriveKey(k) && !strings.HasPrefix(k, "unused") {
-					continue
-				}
-				d, msg := parseDrive(k, conf[k])
-				if msg != "" || d.isCdrom() || seen[d.file()] {
+			for _, vd := range volumeDrives(conf) {
+				d := vd.d
+				if seen[d.file()] {
 					continue
 				}
 				seen[d.file()] = true
@@ -1855,9 +1852,9 @@ func destroyVM(c *call) (any, *apiError) {
 			}
 		}
 		if unreferenced {
-			for _, id := range s.storageCfgLocked(node).Order {
-				e := s.storageCfgLocked(node).Entries[id]
-				if e == nil || e.Opts["disable"] == "1" || !e.onNode(node) {
+			order, ids := s.parsedStorageCfg(node)
+			for _, id := range order {
+				if e := ids[id]; e.Opts["disable"] == "1" || !e.onNode(node) {
 					continue
 				}
 				for _, v := range s.storageVolumesLocked(node, id, vm.VMID) {
@@ -1916,15 +1913,8 @@ func migrateVM(c *call) (any, *apiError) {
 	}
 	// check_storage_availability: every storage the VM uses must exist on
 	// the target.
-	for _, k := range sortedKeys(vm.Config) {
-		if !isDriveKey(k) && !strings.HasPrefix(k, "unused") {
-			continue
-		}
-		d, _ := parseDrive(k, vm.Config[k])
-		if d == nil || d.isCdrom() {
-			continue
-		}
-		store, _, serr := splitVolid(d.file())
+	for _, vd := range volumeDrives(vm.Config) {
+		store, _, serr := splitVolid(vd.d.file())
 		if serr != nil {
 			continue
 		}
@@ -1961,28 +1951,21 @@ func migrateVM(c *call) (any, *apiError) {
 		// ones are copied to the same storage on the target.
 		var local []*simVolume
 		var problems []string
-		for _, k := range sortedKeys(vm.Config) {
-			if !isDriveKey(k) && !strings.HasPrefix(k, "unused") {
-				continue
-			}
-			d, _ := parseDrive(k, vm.Config[k])
-			if d == nil || d.isCdrom() {
-				continue
-			}
-			store, _, serr := splitVolid(d.file())
+		for _, vd := range volumeDrives(vm.Config) {
+			store, _, serr := splitVolid(vd.d.file())
 			if serr != nil {
 				continue
 			}
-			e := s.storageCfgLocked(node).Entries[store]
-			if e == nil || e.shared() {
+			e, eerr := s.storageEntryLocked(node, store)
+			if eerr != nil || e.shared() {
 				continue
 			}
-			v, verr := s.volumeLocked(node, d.file())
+			v, verr := s.volumeLocked(node, vd.d.file())
 			if verr != nil {
 				continue
 			}
-			if online && isDriveKey(k) && !withLocal {
-				problems = append(problems, fmt.Sprintf("can't migrate local disk '%s': can't live migrate attached local disks without with-local-disks option", d.file()))
+			if online && isDriveKey(vd.key) && !withLocal {
+				problems = append(problems, fmt.Sprintf("can't migrate local disk '%s': can't live migrate attached local disks without with-local-disks option", vd.d.file()))
 			}
 			local = append(local, v)
 		}
@@ -1998,7 +1981,7 @@ func migrateVM(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", node, vm.VMID) //nolint:staticcheck // PVE's text
 		}
 		for _, v := range local {
-			e := s.storageCfgLocked(node).Entries[v.Storage]
+			e, _ := s.storageEntryLocked(node, v.Storage) // found above
 			delete(s.volumesLocked(node, e), v.volid())
 			s.volumesLocked(target, e)[v.volid()] = v
 			t.Log = append(t.Log, fmt.Sprintf("copying local disk '%s'", v.volid()))

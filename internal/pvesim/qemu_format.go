@@ -250,6 +250,30 @@ func parseDrive(key, v string) (drive, string) {
 	return drive(m), msg
 }
 
+// volumeDrive is a config entry (a drive or unusedN) that names a volume.
+type volumeDrive struct {
+	key string
+	d   drive
+}
+
+// volumeDrives lists conf's drives and unusedN entries that name a volume
+// (CD drives do not), in key order, as PVE::QemuConfig's foreach_volume
+// visits them.
+func volumeDrives(conf map[string]string) []volumeDrive {
+	var out []volumeDrive
+	for _, k := range sortedKeys(conf) {
+		if !isDriveKey(k) && !strings.HasPrefix(k, "unused") {
+			continue
+		}
+		d, msg := parseDrive(k, conf[k])
+		if msg != "" || d == nil || d.isCdrom() {
+			continue
+		}
+		out = append(out, volumeDrive{key: k, d: d})
+	}
+	return out
+}
+
 func (d drive) str(k string) string {
 	if v, ok := d[k]; ok {
 		return fmt.Sprint(v)

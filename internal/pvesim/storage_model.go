@@ -137,9 +137,12 @@ func (s *Sim) volumesLocked(node string, e *storageEntry) map[string]*simVolume 
 	return n.Volumes
 }
 
-// storageEntryLocked is storage id of node's storage.cfg, or PVE's error.
+// storageEntryLocked is storage id as node's PVE::Storage::config() sees
+// it (parsedStorageCfg: sections of plugins the node lacks are invisible,
+// content defaults filled in), or PVE's error.
 func (s *Sim) storageEntryLocked(node, id string) (*storageEntry, error) {
-	e := s.storageCfgLocked(node).Entries[id]
+	_, ids := s.parsedStorageCfg(node)
+	e := ids[id]
 	if e == nil {
 		return nil, fmt.Errorf("storage '%s' does not exist", id)
 	}
@@ -216,7 +219,7 @@ func (s *Sim) freeVolumeLocked(node, volid string) error {
 	if err != nil {
 		return err
 	}
-	e := s.storageCfgLocked(node).Entries[v.Storage]
+	e, _ := s.storageEntryLocked(node, v.Storage) // found by volumeLocked
 	delete(s.volumesLocked(node, e), volid)
 	if p := s.rbdPoolLocked(node, e); p != nil {
 		for i, img := range p.Images {
@@ -246,8 +249,8 @@ func (s *Sim) resizeVolumeLocked(node, volid string, size int64) error {
 // storageVolumesLocked lists the volumes of storage id seen from node,
 // sorted by volid (optionally only those of vmid > 0).
 func (s *Sim) storageVolumesLocked(node, id string, vmid int) []*simVolume {
-	e := s.storageCfgLocked(node).Entries[id]
-	if e == nil {
+	e, err := s.storageEntryLocked(node, id)
+	if err != nil {
 		return nil
 	}
 	var out []*simVolume

@@ -39,3 +39,31 @@ func TestStorageVolumes(t *testing.T) {
 		t.Fatalf("formatSize: %s", got)
 	}
 }
+
+// Volumes see storage.cfg as PVE::Storage::config() parses it on the node:
+// a plugin storage is invisible where the plugin is missing, and an empty
+// content is the type's default.
+func TestStorageVolumesUseTheNodesParsedConfig(t *testing.T) {
+	s, _ := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
+	a := s.st.NodeOrder[0]
+	s.AddStorage(a, "linstor", "drbd", map[string]string{"resourcegroup": "pve-rg"})
+	s.mu.Lock()
+	_, err := s.allocVolumeLocked(a, "linstor", 100, 1<<30, "")
+	s.mu.Unlock()
+	if err == nil || err.Error() != "storage 'linstor' does not exist" {
+		t.Fatalf("volume on a plugin storage without the plugin: %v", err)
+	}
+	if err := s.InstallStoragePlugin(a, "drbd"); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, err := s.allocVolumeLocked(a, "linstor", 100, 1<<30, "")
+	if err != nil || v.volid() != "linstor:vm-100-disk-0" {
+		t.Fatalf("volume with the plugin: %+v, %v", v, err)
+	}
+	e, err := s.storageEntryLocked(a, "linstor")
+	if err != nil || !e.contentTypes()["images"] {
+		t.Fatalf("default content of drbd: %+v, %v", e, err)
+	}
+}
