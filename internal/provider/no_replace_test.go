@@ -50,63 +50,52 @@ func TestDataHoldingResourcesNeverRequireReplace(t *testing.T) {
 	}
 }
 
-func replacingModifiers(ctx context.Context, attr schema.Attribute) []string {
-	var descs []string
-	add := func(d string) {
-		if strings.Contains(d, replaceDescription) {
-			descs = append(descs, d)
+// describer is what every framework plan modifier type has.
+type describer interface {
+	Description(context.Context) string
+}
+
+// replacing lists the descriptions of modifiers that replace the resource.
+func replacing[M describer](ctx context.Context, mods []M) []string {
+	var out []string
+	for _, m := range mods {
+		if d := m.Description(ctx); strings.Contains(d, replaceDescription) {
+			out = append(out, d)
 		}
 	}
+	return out
+}
+
+func replacingModifiers(ctx context.Context, attr schema.Attribute) []string {
 	switch a := attr.(type) {
 	case schema.StringAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
+		return replacing(ctx, a.PlanModifiers)
 	case schema.Int64Attribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
+		return replacing(ctx, a.PlanModifiers)
 	case schema.BoolAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
+		return replacing(ctx, a.PlanModifiers)
 	case schema.Float64Attribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
+		return replacing(ctx, a.PlanModifiers)
 	case schema.ListAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
+		return replacing(ctx, a.PlanModifiers)
 	case schema.SetAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
+		return replacing(ctx, a.PlanModifiers)
 	case schema.MapAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
+		return replacing(ctx, a.PlanModifiers)
 	case schema.MapNestedAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
-		for _, na := range a.NestedObject.Attributes {
-			descs = append(descs, replacingModifiers(ctx, na)...)
-		}
+		return append(replacing(ctx, a.PlanModifiers), nestedReplacing(ctx, a.NestedObject.Attributes)...)
 	case schema.ListNestedAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
-		for _, na := range a.NestedObject.Attributes {
-			descs = append(descs, replacingModifiers(ctx, na)...)
-		}
+		return append(replacing(ctx, a.PlanModifiers), nestedReplacing(ctx, a.NestedObject.Attributes)...)
 	case schema.SingleNestedAttribute:
-		for _, m := range a.PlanModifiers {
-			add(m.Description(ctx))
-		}
-		for _, na := range a.Attributes {
-			descs = append(descs, replacingModifiers(ctx, na)...)
-		}
+		return append(replacing(ctx, a.PlanModifiers), nestedReplacing(ctx, a.Attributes)...)
 	}
-	return descs
+	return nil
+}
+
+func nestedReplacing(ctx context.Context, attrs map[string]schema.Attribute) []string {
+	var out []string
+	for _, na := range attrs {
+		out = append(out, replacingModifiers(ctx, na)...)
+	}
+	return out
 }
