@@ -119,7 +119,7 @@ func registerCeph(t *routeTable) {
 	}})
 
 	t.add("GET", "/nodes/{node}/ceph/status", &method{params: node, handler: cephStatus})
-	t.add("GET", "/cluster/ceph/status", &method{handler: cephStatus})
+	t.add("GET", "/cluster/ceph/status", &method{params: schema{}, handler: cephStatus})
 	t.add("GET", "/nodes/{node}/ceph/cmd-safety", &method{params: schema{
 		"node": nodeParam(), "service": pEnum("osd", "mon", "mds").req(), "action": pEnum("stop", "destroy").req(), "id": pStr().req(),
 	}, handler: cephCmdSafety})
@@ -137,7 +137,7 @@ func registerCeph(t *routeTable) {
 	for _, f := range cephFlagNames {
 		flags[f] = pBool()
 	}
-	t.add("GET", "/cluster/ceph/flags", &method{handler: cephGetFlags})
+	t.add("GET", "/cluster/ceph/flags", &method{params: schema{}, handler: cephGetFlags})
 	t.add("PUT", "/cluster/ceph/flags", &method{params: flags, handler: cephSetFlags})
 	t.add("GET", "/cluster/ceph/flags/{flag}", &method{params: schema{"flag": pEnum(cephFlagNames...).req()}, handler: func(c *call) (any, *apiError) {
 		cs, err := c.s.cephLocked(c)

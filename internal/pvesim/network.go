@@ -285,7 +285,7 @@ func ifaceSchema(rel pveRelease, update bool) schema {
 
 func registerNetwork(t *routeTable) {
 	types := netTypes(t.rel)
-	filters := append(append([]string{}, types[:len(types)-1]...), "any_local_bridge", "any_bridge")
+	filters := append(append([]string{}, types[:len(types)-1]...), "any_bridge", "any_local_bridge")
 	apply := schema{"node": nodeParam()}
 	if t.rel.atLeast9() {
 		filters = append(filters, "include_sdn")

@@ -80,14 +80,18 @@ func registerRootOnly(t *routeTable) {
 	notYet := func(c *call) (any, *apiError) {
 		return nil, errf(http.StatusNotImplemented, "not implemented by pvesim yet")
 	}
-	for _, r := range []struct{ m, p string }{
-		{"GET", "/cluster/backup-info"},
-		{"POST", "/nodes/{node}/ceph/osd"},
-		{"DELETE", "/nodes/{node}/ceph/osd/{osdid}"},
-		{"PUT", "/nodes/{node}/disks/wipedisk"},
-		{"POST", "/nodes/{node}/execute"},
+	// PVE validates parameters before the handler: the stubs declare them.
+	for _, r := range []struct {
+		m, p string
+		sc   schema
+	}{
+		{"GET", "/cluster/backup-info", schema{}},
+		{"POST", "/nodes/{node}/ceph/osd", nil},
+		{"DELETE", "/nodes/{node}/ceph/osd/{osdid}", nil},
+		{"PUT", "/nodes/{node}/disks/wipedisk", nil},
+		{"POST", "/nodes/{node}/execute", schema{"node": nodeParam(), "commands": pFmt("pve-command-batch").req()}},
 	} {
-		t.add(r.m, r.p, &method{rootOnly: true, handler: notYet})
+		t.add(r.m, r.p, &method{rootOnly: true, params: r.sc, handler: notYet})
 	}
 }
 

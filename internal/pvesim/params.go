@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -79,31 +81,46 @@ func splitList(s string) []string {
 	return out
 }
 
-// validate returns per-parameter errors like PVE::JSONSchema::validate.
+// validate returns per-parameter errors like PVE::JSONSchema::validate:
+// check_object first checks every schema property (missing or invalid),
+// then, per sent key, its `requires` (whether or not the key's own value
+// was valid) and whether the schema knows it. A key with several errors
+// gets them joined by a literal backslash-n (add_error's join('\n')).
 func (sc schema) validate(params map[string]string) map[string]string {
 	errs := map[string]string{}
-	for k := range params {
-		if _, ok := sc[k]; !ok {
-			errs[k] = "property is not defined in schema and the schema does not allow additional properties"
+	add := func(k, msg string) {
+		if prev, ok := errs[k]; ok {
+			errs[k] = prev + `\n` + msg
+			return
 		}
+		errs[k] = msg
 	}
 	for k, p := range sc {
 		v, ok := params[k]
 		if !ok {
 			if !p.optional {
-				errs[k] = "property is missing and it is not optional"
+				add(k, "property is missing and it is not optional")
 			}
 			continue
 		}
 		if msg := p.check(v); msg != "" {
-			errs[k] = msg
+			add(k, msg)
+		}
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p, ok := sc[k]
+		if !ok {
+			add(k, "property is not defined in schema and the schema does not allow additional properties")
 			continue
 		}
 		if p.requires != "" {
 			if _, ok := params[p.requires]; !ok {
-				if _, already := errs[p.requires]; !already {
-					errs[p.requires] = fmt.Sprintf("missing property required by '%s'", k)
-				}
+				add(p.requires, fmt.Sprintf("missing property required by '%s'", k))
 			}
 		}
 	}
@@ -148,23 +165,8 @@ func (p param) check(v string) string {
 		}
 		return ""
 	}
-	if p.maxLength > 0 && len(v) > p.maxLength {
-		return fmt.Sprintf("value may only be %d characters long", p.maxLength)
-	}
-	if p.minLength > 0 && len(v) < p.minLength {
-		return fmt.Sprintf("value must be at least %d characters long", p.minLength)
-	}
-	if p.pattern != nil && !p.pattern.MatchString(v) {
-		return "value does not match the regex pattern"
-	}
-	if len(p.enum) > 0 {
-		for _, e := range p.enum {
-			if e == v {
-				return ""
-			}
-		}
-		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
-	}
+	// check_prop's order: format, pattern, maxLength, minLength, enum;
+	// the first failing check is the key's error.
 	if p.format != "" || p.formatFn != nil {
 		check := func(v string) string { return checkFormat(p.format, v) }
 		if p.formatFn != nil {
@@ -174,6 +176,18 @@ func (p param) check(v string) string {
 			// check_format's die text keeps its newline inside the error.
 			return "invalid format - " + msg + "\n"
 		}
+	}
+	if p.pattern != nil && !p.pattern.MatchString(v) {
+		return "value does not match the regex pattern"
+	}
+	if p.maxLength > 0 && len(v) > p.maxLength {
+		return fmt.Sprintf("value may only be %d characters long", p.maxLength)
+	}
+	if p.minLength > 0 && len(v) < p.minLength {
+		return fmt.Sprintf("value must be at least %d characters long", p.minLength)
+	}
+	if len(p.enum) > 0 && !slices.Contains(p.enum, v) {
+		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
 	}
 	return ""
 }

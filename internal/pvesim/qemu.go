@@ -165,11 +165,15 @@ func registerQemu(t *routeTable) {
 	unlink["force"] = pBool()
 	t.add("PUT", "/nodes/{node}/qemu/{vmid}/unlink", &method{params: unlink, handler: unlinkVM})
 
+	// Drive.pm valid_drive_names order (ide, scsi, virtio, sata), which
+	// the enumeration's error text lists.
 	diskEnum := func(unused bool) []string {
 		var out []string
-		for _, b := range driveBuses {
-			for i := 0; i <= b.max; i++ {
-				out = append(out, b.bus+strconv.Itoa(i))
+		for _, bus := range []string{"ide", "scsi", "virtio", "sata"} {
+			for _, b := range driveBuses {
+				for i := 0; b.bus == bus && i <= b.max; i++ {
+					out = append(out, b.bus+strconv.Itoa(i))
+				}
 			}
 		}
 		out = append(out, "efidisk0", "tpmstate0")

@@ -315,16 +315,20 @@ func (s *Sim) authDelay() {
 	}
 }
 
+const maxPostBody = 512 * 1024
+
 // readParams merges the body (form or JSON) and the query string; the query
 // wins, `_dc` is dropped. A body on GET/DELETE is a 501 as in pve-http-server.
 func readParams(r *http.Request) (map[string]string, *apiError) {
 	params := map[string]string{}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64*1024+1))
+	// pve-http-server AnyEvent.pm: $limit_max_post = 512 KiB, refused
+	// as 501 "for data too large".
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPostBody+1))
 	if err != nil {
 		return params, errf(http.StatusBadRequest, "unable to read request body")
 	}
-	if len(body) > 64*1024 {
-		return params, errf(http.StatusRequestEntityTooLarge, "request too large")
+	if len(body) > maxPostBody {
+		return params, errf(http.StatusNotImplemented, "for data too large")
 	}
 	if len(body) > 0 {
 		if r.Method != http.MethodPost && r.Method != http.MethodPut {
