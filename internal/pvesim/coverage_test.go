@@ -85,12 +85,15 @@ type apiParam struct {
 	Pattern   string       `json:"pattern"`
 	Requires  string       `json:"requires"`
 	Format    any          `json:"format"` // a name, or an object for property strings
+	// InstanceTypes: the param applies to these values of the type-property only.
+	InstanceTypes []string `json:"instance-types"`
 }
 
 type apiMethod struct {
 	Permissions json.RawMessage `json:"permissions"`
 	Parameters  struct {
-		AdditionalProperties looseBool           `json:"additionalProperties"`
+		// nil: check_object allows unknown keys unless it is defined and false.
+		AdditionalProperties *looseBool          `json:"additionalProperties"`
 		Properties           map[string]apiParam `json:"properties"`
 	} `json:"parameters"`
 }
