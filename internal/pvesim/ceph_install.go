@@ -174,11 +174,6 @@ func cephGateBinary(method, pattern string) string {
 	return "/usr/bin/ceph-mon"
 }
 
-func init() {
-	registerSSHProgram("pveceph", &sshProgram{run: sshPveceph})
-	registerSSHProgram("dpkg-query", &sshProgram{run: sshDpkgQuery})
-}
-
 // --- pveceph ---
 
 const pvecephInstallUsage = "pveceph install  [OPTIONS]\n"

@@ -117,6 +117,8 @@ type Sim struct {
 	logPaths []string
 
 	routes []*route
+	// nodeOS is what the nodes' shells run (registry.go).
+	nodeOS *nodeOS
 	rel    pveRelease
 	logger *log.Logger
 
@@ -190,6 +192,7 @@ func Start(opts Options) (*Sim, error) {
 	}
 	s.rel = rel
 	s.routes = buildRoutes(rel)
+	s.nodeOS = buildNodeOS()
 
 	var st *simState
 	if opts.StatePath != "" {

@@ -368,7 +368,7 @@ func (s *Sim) runSSHCommand(ctx context.Context, node, user, line string, ch ssh
 	}
 	var prog *sshProgram
 	if len(x.argv) > 0 {
-		prog = sshPrograms[x.argv[0]]
+		prog = s.nodeOS.programs[x.argv[0]]
 	}
 	if prog != nil && prog.readsStdin != nil && prog.readsStdin(x.argv) {
 		in, err := readAllCtx(ctx, ch)

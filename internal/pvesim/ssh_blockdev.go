@@ -258,11 +258,6 @@ func (x *sshExec) pathExists(p string) bool {
 	return x.resolveBlockDev(p) != nil
 }
 
-func init() {
-	registerSSHProgram("lsblk", &sshProgram{run: sshLsblk})
-	registerSSHProgram("findmnt", &sshProgram{run: sshFindmnt})
-}
-
 // jsonStr is a JSON string or null for "".
 func jsonStr(s string) string {
 	if s == "" {

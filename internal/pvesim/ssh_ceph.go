@@ -14,10 +14,6 @@ import (
 // manager's reply: "Error <ERRNO>: <message>" on stderr and the errno as
 // exit status (EINVAL 22, ENOENT 2, EBUSY 16, EAGAIN 11, ENXIO 6).
 
-func init() {
-	registerSSHProgram("ceph", &sshProgram{run: sshCeph})
-}
-
 const (
 	errnoENOENT = 2
 	errnoENXIO  = 6

@@ -31,8 +31,10 @@ func cephTargetKind(unit string) (string, bool) {
 	return "", false
 }
 
-func init() {
-	registerSSHUnits(&unitHook{
+// cephUnits makes ceph-osd@N, ceph-mon@, ceph-mgr@ and the Ceph targets
+// views of the Ceph state.
+func cephUnits() *unitHook {
+	return &unitHook{
 		match: func(u string) bool {
 			_, target := cephTargetKind(u)
 			return target || cephUnitRE.MatchString(u)
@@ -92,7 +94,7 @@ func init() {
 				u.Active = "failed"
 			}
 		},
-	})
+	}
 }
 
 // cephDaemonName is the daemon a unit runs: ceph-osd@3.service is osd.3.

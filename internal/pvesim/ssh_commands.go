@@ -10,13 +10,6 @@ import (
 	"time"
 )
 
-func init() {
-	registerSSHProgram("systemctl", &sshProgram{run: sshSystemctl})
-	registerSSHProgram("tuned-adm", &sshProgram{run: sshTunedAdm})
-	registerSSHProgram("ethtool", &sshProgram{run: sshEthtool})
-	registerSSHProgram("update-ca-certificates", &sshProgram{run: sshUpdateCACertificates})
-}
-
 // --- systemctl ---
 
 // unitHook makes units a view of simulator state instead of entries of
@@ -29,12 +22,8 @@ type unitHook struct {
 	set   func(x *sshExec, unit string, u *simUnit, verb string)
 }
 
-var sshUnitHooks []*unitHook
-
-func registerSSHUnits(h *unitHook) { sshUnitHooks = append(sshUnitHooks, h) }
-
 func (x *sshExec) unitHookFor(unit string) *unitHook {
-	for _, h := range sshUnitHooks {
+	for _, h := range x.s.nodeOS.units {
 		if h.match(unit) {
 			return h
 		}

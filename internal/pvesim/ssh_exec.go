@@ -36,18 +36,6 @@ type sshProgram struct {
 	run        func(x *sshExec) int
 }
 
-// sshPrograms maps a program name to its simulation. Programs register in
-// init functions (ssh_commands.go, ssh_files.go; Ceph's ceph and pveceph
-// and fio plug in the same way).
-var sshPrograms = map[string]*sshProgram{}
-
-func registerSSHProgram(name string, p *sshProgram) {
-	if sshPrograms[name] != nil {
-		panic("pvesim: ssh program registered twice: " + name)
-	}
-	sshPrograms[name] = p
-}
-
 // sudo strips a leading `sudo [-n] [--]` and makes the command root's, as
 // the lab's sudoers allows SSHSudoUser without a password and nobody else.
 // It returns the exit status and false when sudo refuses.

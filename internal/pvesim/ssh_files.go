@@ -34,32 +34,26 @@ type fileHook struct {
 	write func(x *sshExec, content []byte) error
 }
 
-var sshFileHooks = map[string]*fileHook{}
-
-func registerSSHFile(p string, h *fileHook) {
-	if sshFileHooks[p] != nil {
-		panic("pvesim: ssh file registered twice: " + p)
-	}
-	sshFileHooks[p] = h
-}
-
-func init() {
-	registerSSHFile("/etc/hostname", &fileHook{read: func(x *sshExec) ([]byte, bool) {
-		return []byte(x.node + "\n"), true
-	}})
-	registerSSHFile("/etc/tuned/active_profile", &fileHook{read: func(x *sshExec) ([]byte, bool) {
-		return []byte(x.s.execState(x.node).Tuned + "\n"), true
-	}})
-	registerSSHFile("/etc/ssh/ssh_host_ed25519_key.pub", &fileHook{read: func(x *sshExec) ([]byte, bool) {
-		signer, err := x.s.hostSigner(x.node)
-		if err != nil {
-			return nil, false
-		}
-		line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
-		return []byte(line + " root@" + x.node + "\n"), true
-	}})
-	for _, name := range []string{"cat", "stat", "install", "mv", "rm"} {
-		registerSSHProgram(name, fileProgram(name))
+// nodeFiles are the paths that are views of simulator state.
+func nodeFiles() map[string]*fileHook {
+	return map[string]*fileHook{
+		"/etc/hostname": {read: func(x *sshExec) ([]byte, bool) {
+			return []byte(x.node + "\n"), true
+		}},
+		"/etc/tuned/active_profile": {read: func(x *sshExec) ([]byte, bool) {
+			return []byte(x.s.execState(x.node).Tuned + "\n"), true
+		}},
+		"/etc/ssh/ssh_host_ed25519_key.pub": {read: func(x *sshExec) ([]byte, bool) {
+			signer, err := x.s.hostSigner(x.node)
+			if err != nil {
+				return nil, false
+			}
+			line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
+			return []byte(line + " root@" + x.node + "\n"), true
+		}},
+		// /etc/ceph/ceph.conf is PVE's symlink to /etc/pve/ceph.conf.
+		"/etc/pve/ceph.conf":  cephConfFile(),
+		"/etc/ceph/ceph.conf": cephConfFile(),
 	}
 }
 
@@ -139,7 +133,7 @@ func (x *sshExec) isDir(p string) bool {
 // lookupFile returns the file at p as root sees it.
 func (x *sshExec) lookupFile(p string) (*simFile, error) {
 	p = path.Clean(p)
-	if h := sshFileHooks[p]; h != nil && h.read != nil {
+	if h := x.s.nodeOS.files[p]; h != nil && h.read != nil {
 		content, ok := h.read(x)
 		if !ok {
 			return nil, errNoEnt
@@ -181,7 +175,7 @@ func (x *sshExec) readFile(p string) (*simFile, error) {
 // permissions. Files in /etc/pve get pmxcfs's fixed attributes.
 func (x *sshExec) storeFile(p string, f *simFile) error {
 	p = path.Clean(p)
-	if h := sshFileHooks[p]; h != nil {
+	if h := x.s.nodeOS.files[p]; h != nil {
 		if h.write == nil {
 			return errPerm
 		}
@@ -231,7 +225,7 @@ func (x *sshExec) pmxcfsWritable() error {
 // removeFile deletes the file at p.
 func (x *sshExec) removeFile(p string) error {
 	p = path.Clean(p)
-	if h := sshFileHooks[p]; h != nil {
+	if h := x.s.nodeOS.files[p]; h != nil {
 		return errPerm
 	}
 	if x.isDir(p) {
@@ -498,7 +492,7 @@ func sshInstall(x *sshExec) int {
 		x.errf("install: cannot create regular file '%s': %v\n", dst, err)
 		return 1
 	}
-	if isPVEPath(path.Clean(dst)) && sshFileHooks[path.Clean(dst)] == nil {
+	if isPVEPath(path.Clean(dst)) && x.s.nodeOS.files[path.Clean(dst)] == nil {
 		// pmxcfs accepted the file with its fixed attributes; install's
 		// chown and chmod fail unless they ask for exactly those.
 		fmode, fowner, fgroup := pmxcfsAttrs(path.Clean(dst))

@@ -117,10 +117,6 @@ func (s *Sim) benchState(node string) *benchState {
 	return ns.Bench
 }
 
-func init() {
-	registerSSHProgram("fio", &sshProgram{run: sshFio})
-}
-
 // fioJob is one fio job from the command line.
 type fioJob struct {
 	name, filename, rw, ioengine string

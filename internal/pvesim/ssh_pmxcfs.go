@@ -16,10 +16,10 @@ import (
 // edits ceph.conf by hand takes the same lock to keep PVE's API from
 // writing in between.
 
-func init() {
-	registerSSHProgram("mkdir", &sshProgram{run: sshMkdir})
-	registerSSHProgram("rmdir", &sshProgram{run: sshRmdir})
-	conf := &fileHook{
+// cephConfFile is /etc/pve/ceph.conf: the Ceph state rendered, written
+// back by line edits under the pmxcfs rules.
+func cephConfFile() *fileHook {
+	return &fileHook{
 		read: func(x *sshExec) ([]byte, bool) {
 			cs := x.domain().Ceph
 			if cs == nil {
@@ -36,9 +36,6 @@ func init() {
 			return nil
 		},
 	}
-	registerSSHFile("/etc/pve/ceph.conf", conf)
-	// /etc/ceph/ceph.conf is PVE's symlink to it.
-	registerSSHFile("/etc/ceph/ceph.conf", conf)
 }
 
 // lockName returns the lock's name when p is a lock directory path.

@@ -216,7 +216,7 @@ func (s *Sim) bootUnits(node string) {
 				break
 			}
 			argv[0] = path.Base(argv[0])
-			prog := sshPrograms[argv[0]]
+			prog := s.nodeOS.programs[argv[0]]
 			if prog == nil {
 				u.Active = "failed"
 				break
