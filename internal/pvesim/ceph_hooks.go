@@ -1,12 +1,14 @@
 package pvesim
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
 )
 
-// Test hooks.
+// Test controls of the Ceph state: what tests set and what they check
+// (unsafe destroys, hosts down at once, min_size violations).
 
 // CephInstalled reports the Ceph release and package version installed
 // on node by pveceph install; ok is false without the Ceph daemons.
@@ -151,4 +153,173 @@ func (s *Sim) CephDaemonStarts() map[string]time.Time {
 		}
 	})
 	return out
+}
+
+// CephAdvance moves every Ceph cluster's simulated clock forward by d
+// (recovery, down-out interval), on top of the real-time clock.
+func (s *Sim) CephAdvance(d time.Duration) {
+	s.forEachCeph(func(cs *cephState) { cs.advance(d.Seconds()) })
+}
+
+// CephMinSizeViolations lists every time a PG had fewer than min_size
+// copies up (I/O blocked), since init.
+func (s *Sim) CephMinSizeViolations() []string {
+	var out []string
+	s.forEachCeph(func(cs *cephState) { out = append(out, cs.MinSizeViolations...) })
+	return out
+}
+
+// CephDataLoss lists PGs that lost their last up-to-date copy.
+func (s *Sim) CephDataLoss() []string {
+	var out []string
+	s.forEachCeph(func(cs *cephState) { out = append(out, cs.DataLoss...) })
+	return out
+}
+
+// CephUnsafeDestroys lists OSDs destroyed while they still held (or were
+// mapped to) PGs, i.e. without being drained.
+func (s *Sim) CephUnsafeDestroys() []string {
+	var out []string
+	s.forEachCeph(func(cs *cephState) { out = append(out, cs.UnsafeDestroys...) })
+	return out
+}
+
+// CephHealth returns the health status of the Ceph cluster node belongs
+// to ("" before init) and the names of its raised checks.
+func (s *Sim) CephHealth(node string) (string, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := s.st.Nodes[node]
+	if ns == nil || s.st.Domains[ns.Domain].Ceph == nil {
+		return "", nil
+	}
+	cs := s.st.Domains[ns.Domain].Ceph
+	s.cephTickLocked(cs)
+	st, checks := cs.health(s.monUp, s.activeMgrLocked(cs) != nil)
+	names := make([]string, 0, len(checks))
+	for n := range checks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return st, names
+}
+
+// SetCephOSDUp simulates an OSD daemon crashing (false) or starting (true)
+// outside the API.
+func (s *Sim) SetCephOSDUp(osd int, up bool) {
+	s.forEachCeph(func(cs *cephState) { cs.setOSDUp(osd, up) })
+}
+
+// SetCephPoolStored sets how many bytes a pool holds (default 1 GiB), which
+// is what recovery has to move.
+func (s *Sim) SetCephPoolStored(pool string, bytes int64) {
+	s.forEachCeph(func(cs *cephState) {
+		if p := cs.pool(pool); p != nil {
+			p.Stored = bytes
+		}
+	})
+}
+
+// SetCephConfig sets a key in the monitors' config database, as `ceph
+// config set` would (osd osd_max_backfills controls the recovery rate).
+func (s *Sim) SetCephConfig(section, key, value string) {
+	s.forEachCeph(func(cs *cephState) {
+		if cs.ConfigDB[section] == nil {
+			cs.ConfigDB[section] = map[string]string{}
+		}
+		cs.ConfigDB[section][key] = value
+	})
+}
+
+// CephRBDStorages returns the pveceph-managed RBD storages in storage.cfg
+// (no monhost; id -> pool) of every cluster with Ceph.
+func (s *Sim) CephRBDStorages() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for _, d := range s.st.Domains {
+		if d.Ceph == nil || d.Storage == nil {
+			continue
+		}
+		for id, e := range d.Storage.Entries {
+			if e.Type == "rbd" && e.Opts["monhost"] == "" {
+				out[id] = cmp.Or(e.Opts["pool"], "rbd")
+			}
+		}
+	}
+	return out
+}
+
+// AddCephRBDImage puts an RBD image (a guest disk such as vm-100-disk-0)
+// into a pool, as allocating a disk on its storage would. It reports
+// whether the pool exists.
+func (s *Sim) AddCephRBDImage(pool, image string) bool {
+	found := false
+	s.forEachCeph(func(cs *cephState) {
+		if p := cs.pool(pool); p != nil {
+			p.Images = append(p.Images, image)
+			found = true
+		}
+	})
+	return found
+}
+
+// CephPoolIDs returns the pools by name with their ids, to tell an
+// in-place update from a destroy and re-create.
+func (s *Sim) CephPoolIDs() map[string]int {
+	out := map[string]int{}
+	s.forEachCeph(func(cs *cephState) {
+		for _, p := range cs.Pools {
+			out[p.Name] = p.ID
+		}
+	})
+	return out
+}
+
+// SetCephPoolSize sets a pool's size and min_size as `ceph osd pool set
+// <pool> size 1 --yes-i-really-mean-it` (with mon_allow_pool_size_one) does
+// on the command line; PVE's API cannot set size 1.
+func (s *Sim) SetCephPoolSize(pool string, size, minSize int) {
+	s.forEachCeph(func(cs *cephState) {
+		if p := cs.pool(pool); p != nil {
+			p.Size, p.MinSize = size, minSize
+			cs.settle()
+		}
+	})
+}
+
+// SwapDisks swaps the kernel names of two disks of a node, as a reboot that
+// enumerates them the other way round does (/dev/sdb becomes /dev/sdc).
+// OSDs follow their disks: ceph-volume finds them by their LVM tags.
+func (s *Sim) SwapDisks(node, a, b string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := s.st.Nodes[node]
+	if ns == nil {
+		return
+	}
+	disks := s.nodeDisks(ns)
+	da, db := findDisk(disks, a), findDisk(disks, b)
+	if da == nil || db == nil {
+		return
+	}
+	da.DevPath, db.DevPath = db.DevPath, da.DevPath
+	swap := func(p *string) {
+		switch *p {
+		case da.DevPath:
+			*p = db.DevPath
+		case db.DevPath:
+			*p = da.DevPath
+		}
+	}
+	if cs := s.st.Domains[ns.Domain].Ceph; cs != nil {
+		for _, o := range cs.OSDs {
+			if o.Host == node {
+				swap(&o.Dev)
+				swap(&o.DBDev)
+				swap(&o.WALDev)
+			}
+		}
+	}
+	s.saveLocked()
 }
