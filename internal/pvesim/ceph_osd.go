@@ -12,7 +12,6 @@ import (
 // Ceph OSDs after pve-manager PVE/API2/Ceph/OSD.pm: the tree, create,
 // in/out, destroy, metadata and lv-info.
 
-
 // OSD details after pve-manager PVE/API2/Ceph/OSD.pm: GET
 // .../osd/{osdid}/metadata (`ceph osd metadata` reshaped) and
 // .../osd/{osdid}/lv-info (`ceph-volume lvm list`), plus the block.db and

@@ -11,7 +11,6 @@ import (
 // Ceph pools after pve-manager PVE/API2/Ceph/Pool.pm: list, create, set,
 // destroy and status. The rules they apply are in ceph_pool_model.go.
 
-
 // poolStoragesLocked lists the RBD storages on a pool as node's
 // storage.cfg has them (Pool.pm $get_storages: pool, default rbd, or
 // data-pool), sorted.
