@@ -487,11 +487,3 @@ func randInt(n int64) int64 {
 	v, _ := rand.Int(rand.Reader, big.NewInt(n))
 	return v.Int64()
 }
-
-// PeakConcurrentTasks returns the most tasks of type typ (such as
-// "srvreload") that ever ran at the same time on node.
-func (s *Sim) PeakConcurrentTasks(node, typ string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.peak[node+"/"+typ]
-}
