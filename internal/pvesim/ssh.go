@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,48 +26,6 @@ const (
 	SSHSudoUser   = "terraform"
 	SSHNoSudoUser = "auditor"
 )
-
-// SSHCommand is one exec request a node's sshd received.
-type SSHCommand struct {
-	Node string
-	User string
-	Line string   // the command line as sent
-	Argv []string // as the simulated shell split it; nil when refused
-	// Stdin is what the command read from standard input.
-	Stdin    []byte
-	ExitCode int
-	// Interrupted is set when the client closed the session or sent a
-	// signal before the command finished.
-	Interrupted bool
-}
-
-// SSHFault is an injected misbehaviour of a node's sshd for commands whose
-// program (after sudo) matches.
-type SSHFault struct {
-	Node    string // "" matches any node
-	Program string // regexp on argv[0] after sudo; "" matches any
-	// Args is a regexp on the arguments after the program, joined by
-	// single spaces ("-i cx354ap1"); "" matches any.
-	Args string
-	// Delay holds the command this long before it runs (a slow command);
-	// a client that gives up interrupts it.
-	Delay time.Duration
-	// Drop closes the whole SSH connection instead of running the command.
-	Drop bool
-	// Answer, when set, is printed and returned instead of running the
-	// command: a tool that claims success without effect (tuned-adm
-	// without its daemon) or fails in a way the simulator does not model.
-	Answer *SSHAnswer
-	Count  int // 0 = unlimited, else fire N times
-
-	re, argsRE *regexp.Regexp
-}
-
-// SSHAnswer is the output and exit status of a faked command.
-type SSHAnswer struct {
-	Stdout, Stderr string
-	ExitCode       int
-}
 
 // sshSide is the simulator's SSH servers: one listener per node.
 type sshSide struct {
