@@ -2,9 +2,15 @@ package pvesim
 
 import (
 	"fmt"
+	"math"
+	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
 )
+
+// Ceph OSDs after pve-manager PVE/API2/Ceph/OSD.pm: the tree, create,
+// in/out, destroy, metadata and lv-info.
 
 // OSD details after pve-manager PVE/API2/Ceph/OSD.pm: GET
 // .../osd/{osdid}/metadata (`ceph osd metadata` reshaped) and
@@ -52,7 +58,25 @@ func osdDBWALSizes(cs *cephState, devSize int64, p map[string]string) (db, wal i
 }
 
 func registerCephOSD(t *routeTable) {
+	node := schema{"node": nodeParam()}
 	osdID := schema{"node": nodeParam(), "osdid": param{typ: tInteger}}
+	t.add("GET", "/nodes/{node}/ceph/osd", &method{params: node, handler: cephOSDTree})
+	t.add("POST", "/nodes/{node}/ceph/osd", &method{rootOnly: true, params: schema{
+		"node": nodeParam(), "dev": pStr().req(), "db_dev": pStr(), "wal_dev": pStr(),
+		"db_dev_size":        param{typ: tNumber, optional: true, min: i64(1), requires: "db_dev"},
+		"wal_dev_size":       param{typ: tNumber, optional: true, minF: f64(0.5), requires: "wal_dev"},
+		"crush-device-class": pStr(), "encrypted": pBool(), "osds-per-device": pInt(i64(1), nil),
+	}, handler: cephCreateOSD})
+	t.add("GET", "/nodes/{node}/ceph/osd/{osdid}", &method{params: osdID, handler: func(c *call) (any, *apiError) {
+		if _, err := c.s.cephLocked(c); err != nil {
+			return nil, err
+		}
+		return []map[string]any{{"name": "metadata"}, {"name": "lv-info"}}, nil
+	}})
+	t.add("DELETE", "/nodes/{node}/ceph/osd/{osdid}", &method{rootOnly: true, params: schema{"node": nodeParam(), "osdid": param{typ: tInteger}, "cleanup": pBool()}, handler: cephDestroyOSD})
+	t.add("POST", "/nodes/{node}/ceph/osd/{osdid}/in", &method{params: osdID, handler: func(c *call) (any, *apiError) { return cephInOut(c, true) }})
+	t.add("POST", "/nodes/{node}/ceph/osd/{osdid}/out", &method{params: osdID, handler: func(c *call) (any, *apiError) { return cephInOut(c, false) }})
+
 	t.add("GET", "/nodes/{node}/ceph/osd/{osdid}/metadata", &method{params: osdID, handler: cephOSDMetadata})
 	t.add("GET", "/nodes/{node}/ceph/osd/{osdid}/lv-info", &method{params: schema{
 		"node": nodeParam(), "osdid": param{typ: tInteger}, "type": pEnum("block", "db", "wal"),
@@ -171,38 +195,301 @@ func cephOSDLVInfo(c *call) (any, *apiError) {
 	}, nil
 }
 
-// SwapDisks swaps the kernel names of two disks of a node, as a reboot that
-// enumerates them the other way round does (/dev/sdb becomes /dev/sdc).
-// OSDs follow their disks: ceph-volume finds them by their LVM tags.
-func (s *Sim) SwapDisks(node, a, b string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ns := s.st.Nodes[node]
-	if ns == nil {
-		return
+// cephOSDTree is GET /nodes/{node}/ceph/osd: the CRUSH tree with status.
+func cephOSDTree(c *call) (any, *apiError) {
+	s := c.s
+	cs, err := s.cephLocked(c)
+	if err != nil {
+		return nil, err
 	}
-	disks := s.nodeDisks(ns)
-	da, db := findDisk(disks, a), findDisk(disks, b)
-	if da == nil || db == nil {
-		return
-	}
-	da.DevPath, db.DevPath = db.DevPath, da.DevPath
-	swap := func(p *string) {
-		switch *p {
-		case da.DevPath:
-			*p = db.DevPath
-		case db.DevPath:
-			*p = da.DevPath
-		}
-	}
-	if cs := s.st.Domains[ns.Domain].Ceph; cs != nil {
-		for _, o := range cs.OSDs {
-			if o.Host == node {
-				swap(&o.Dev)
-				swap(&o.DBDev)
-				swap(&o.WALDev)
+	used := map[int]float64{}
+	for _, p := range cs.Pools {
+		for _, pg := range p.PGs {
+			for id, f := range pg.Copies {
+				used[id] += f * p.pgBytes()
 			}
 		}
 	}
-	s.saveLocked()
+	// osd df's pgs: the PGs an OSD serves or stores (an out OSD keeps
+	// counting the PGs it still holds until they are backfilled elsewhere).
+	pgs := map[int]int{}
+	for _, p := range cs.Pools {
+		for i, pg := range p.PGs {
+			on := map[int]bool{}
+			for _, id := range cs.upSet(p, i) {
+				on[id] = true
+			}
+			for id := range pg.Copies {
+				on[id] = true
+			}
+			for id := range on {
+				pgs[id]++
+			}
+		}
+	}
+	hosts := map[string][]int{}
+	for _, id := range cs.osdIDs() {
+		o := cs.OSDs[id]
+		hosts[o.Host] = append(hosts[o.Host], id)
+	}
+	var hostNames []string
+	for h := range hosts {
+		hostNames = append(hostNames, h)
+	}
+	sort.Slice(hostNames, func(i, j int) bool { return s.nodeIndex(hostNames[i]) < s.nodeIndex(hostNames[j]) })
+	root := map[string]any{"id": -1, "name": "default", "type": "root", "leaf": 0}
+	var hostNodes []any
+	for hi, h := range hostNames {
+		var osds []any
+		for _, id := range hosts[h] {
+			o := cs.OSDs[id]
+			status := "down"
+			if o.isUp() {
+				status = "up"
+			}
+			total := float64(o.Size)
+			e := map[string]any{
+				"id": id, "name": fmt.Sprintf("osd.%d", id), "type": "osd", "leaf": 1, "host": h,
+				"status": status, "in": boolInt(o.In), "crush_weight": math.Round(float64(o.Size)/(1<<40)*1e5) / 1e5,
+				"reweight": float64(boolInt(o.In)), "device_class": o.Class, "pgs": pgs[id],
+				"total_space": int64(total), "bytes_used": int64(used[id]), "percent_used": used[id] * 100 / math.Max(total, 1),
+				"osdtype": "bluestore", "blfsdev": o.dmNode(dmBlock), "ceph_version": "ceph version 19.2.3 (pve) squid (stable)", "ceph_version_short": "19.2.3",
+				"commit_latency_ms": 0, "apply_latency_ms": 0,
+			}
+			// osd metadata's bluefs_{db,wal}_dev_node: the block device's dm
+			// node when there is no dedicated one.
+			e["dbdev"], e["waldev"] = o.dmNode(dmBlock), o.dmNode(dmBlock)
+			if o.DBDev != "" {
+				e["dbdev"] = o.dmNode(dmDB)
+			}
+			if o.WALDev != "" {
+				e["waldev"] = o.dmNode(dmWAL)
+			}
+			osds = append(osds, e)
+		}
+		hostNodes = append(hostNodes, map[string]any{"id": -2 - hi, "name": h, "type": "host", "leaf": 0, "children": osds, "version": "19.2.3"})
+	}
+	if len(hostNodes) > 0 {
+		root["children"] = hostNodes
+	} else {
+		root["leaf"] = 0
+	}
+	out := map[string]any{"root": map[string]any{"leaf": 0, "children": []any{root}}}
+	var flags []string
+	for _, f := range cephFlagNames {
+		if cs.Flags[f] {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags, "sortbitwise", "recovery_deletes", "purged_snapdirs", "pglog_hardlimit")
+	out["flags"] = strings.Join(flags, ",")
+	return out, nil
+}
+
+func (s *Sim) nodeIndex(n string) int {
+	for i, x := range s.st.NodeOrder {
+		if x == n {
+			return i
+		}
+	}
+	return len(s.st.NodeOrder)
+}
+
+func (cs *cephState) nextOSDID() int {
+	id := 0
+	for cs.OSDs[id] != nil {
+		id++
+	}
+	return id
+}
+
+func cephCreateOSD(c *call) (any, *apiError) {
+	s := c.s
+	cs := s.cephDomain(c).Ceph
+	if cs == nil {
+		return nil, die(cephNotInited)
+	}
+	p := c.params
+	node := p["node"]
+	if p["osds-per-device"] != "" && p["osds-per-device"] != "0" {
+		for _, k := range []string{"db_dev", "wal_dev"} {
+			if p[k] != "" {
+				return nil, paramErr1(k, fmt.Sprintf("cannot use 'osds-per-device' parameter with '%s'", k))
+			}
+		}
+	}
+	net := cs.Conf["global"]["cluster_network"]
+	if net == "" {
+		net = cs.Conf["global"]["public_network"]
+	}
+	if net != "" && len(ipsIn(s.localIPs(node), net)) == 0 {
+		pfx, _ := netip.ParsePrefix(net)
+		return nil, die("No address from ceph cluster network (%s) found on node '%s'. Check your network config.", pfx.String(), node)
+	}
+	ns := s.st.Nodes[node]
+	disks := s.nodeDisks(ns)
+	seen := map[string]string{}
+	for _, k := range []string{"dev", "db_dev", "wal_dev"} {
+		v := p[k]
+		if v == "" {
+			continue
+		}
+		dev := v
+		if !strings.HasPrefix(dev, "/dev/") {
+			dev = "/dev/" + dev
+		}
+		if findDisk(disks, dev) == nil {
+			return nil, die("%s: no such block device", dev)
+		}
+		for _, other := range seen {
+			if other == dev {
+				return nil, paramErr1(k, fmt.Sprintf("cannot chose '%s' for more than one type.", dev))
+			}
+		}
+		seen[k] = dev
+	}
+	d := findDisk(disks, seen["dev"])
+	if used := s.diskUsed(ns, d); used != "" {
+		return nil, die("device '%s' is already in use", d.DevPath)
+	}
+	for _, k := range []string{"db_dev", "wal_dev"} {
+		if seen[k] == "" {
+			continue
+		}
+		x := findDisk(disks, seen[k])
+		switch s.diskUsed(ns, x) {
+		case "", "LVM":
+		case "partitions":
+			if !x.GPT {
+				return nil, die("device '%s' is not GPT partitioned", x.DevPath)
+			}
+		default:
+			return nil, die("device '%s' is already in use and has no LVM on it", x.DevPath)
+		}
+	}
+	if len(cs.Mons) == 0 || !s.monQuorum(cs, nil) {
+		return nil, die("got timeout")
+	}
+	name := strings.TrimPrefix(d.DevPath, "/dev/")
+	return s.startTaskLocked(c, "cephcreateosd", name, func(t *task) (int, error) {
+		if s.diskUsed(ns, d) != "" {
+			return 0, fmt.Errorf("device '%s' is already in use", d.DevPath)
+		}
+		s.cephTickLocked(cs)
+		n := 1
+		if v, _ := strconv.Atoi(p["osds-per-device"]); v > 1 {
+			n = v
+		}
+		class := p["crush-device-class"]
+		if class == "" {
+			class = d.Type
+			if class == "nvme" {
+				class = "nvme"
+			} else if class != "hdd" {
+				class = "ssd"
+			}
+		}
+		t.Log = append(t.Log, "create OSD on "+d.DevPath+" (bluestore)")
+		if p["encrypted"] == "1" {
+			t.Log = append(t.Log, "using encryption (dm-crypt)")
+		}
+		t.Log = append(t.Log, "wiping block device "+d.DevPath)
+		for i := 0; i < n; i++ {
+			id := cs.nextOSDID()
+			o := &cephOSD{ID: id, Host: node, Dev: d.DevPath, Class: class, Encrypted: p["encrypted"] == "1",
+				Size: d.Size / int64(n), Up: true, In: !cs.Flags["noin"], UUID: randUUID(), DBDev: seen["db_dev"], WALDev: seen["wal_dev"]}
+			o.DBSize, o.WALSize = osdDBWALSizes(cs, d.Size, p)
+			if cs.Flags["noup"] {
+				o.Up = false
+				o.DownSince = cs.Clock
+			}
+			cs.OSDs[id] = o
+			t.Log = append(t.Log, fmt.Sprintf("Running command: /usr/bin/ceph-osd --cluster ceph --osd-objectstore bluestore --mkfs -i %d", id),
+				fmt.Sprintf("--> ceph-volume lvm activate successful for osd ID: %d", id))
+		}
+		d.Partitions, d.LVM = false, true
+		cs.Epoch++
+		cs.settle()
+		return 0, nil
+	}), nil
+}
+
+func cephOSDParam(c *call, cs *cephState) (*cephOSD, int, *apiError) {
+	id, _ := strconv.Atoi(c.params["osdid"])
+	o := cs.OSDs[id]
+	if o == nil {
+		return nil, id, die("no such OSD '%d'", id)
+	}
+	return o, id, nil
+}
+
+func cephInOut(c *call, in bool) (any, *apiError) {
+	cs, err := c.s.cephLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	o, _, err := cephOSDParam(c, cs)
+	if err != nil {
+		return nil, err
+	}
+	if o.In != in {
+		o.In = in
+		cs.Epoch++
+		cs.settle()
+	}
+	c.s.saveLocked()
+	return nil, nil
+}
+
+func cephDestroyOSD(c *call) (any, *apiError) {
+	s := c.s
+	cs, err := s.cephLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := strconv.Atoi(c.params["osdid"])
+	if o := cs.OSDs[id]; o != nil && o.Host != c.params["node"] {
+		return nil, die("OSD osd.%d does not belong to node %s! at /usr/share/perl5/PVE/API2/Ceph/OSD.pm line 1008.", id, c.params["node"])
+	}
+	o, _, err := cephOSDParam(c, cs)
+	if err != nil {
+		if cs.OSDs[id] == nil {
+			return nil, die("OSD osd.%d does not belong to node %s! at /usr/share/perl5/PVE/API2/Ceph/OSD.pm line 1008.", id, c.params["node"])
+		}
+		return nil, err
+	}
+	if o.In {
+		return nil, die("osd is in use (in == 1)")
+	}
+	if o.isUp() {
+		return nil, die("osd is still running (up == 1)")
+	}
+	cleanup := c.params["cleanup"] == "1"
+	ns := s.st.Nodes[o.Host]
+	return s.startTaskLocked(c, "cephdestroyosd", fmt.Sprintf("osd.%d", id), func(t *task) (int, error) {
+		if cs.OSDs[id] != o {
+			return 0, fmt.Errorf("no such OSD '%d'", id)
+		}
+		s.cephTickLocked(cs)
+		t.Log = append(t.Log, fmt.Sprintf("destroy OSD osd.%d", id), fmt.Sprintf("Remove osd.%d from the CRUSH map", id),
+			fmt.Sprintf("Remove the osd.%d authentication key.", id), fmt.Sprintf("Remove OSD osd.%d", id))
+		cs.destroyOSD(id)
+		if d := findDisk(s.nodeDisks(ns), o.Dev); d != nil {
+			others := false
+			for _, x := range cs.OSDs {
+				if x.Host == o.Host && x.Dev == o.Dev {
+					others = true
+				}
+			}
+			if !others {
+				if cleanup {
+					t.Log = append(t.Log, "--> Zapping: "+d.DevPath, "wipe disk/partition: "+d.DevPath)
+					d.LVM, d.Partitions, d.GPT = false, false, false
+				} else {
+					t.Log = append(t.Log, "--> Zapping: "+d.DevPath)
+				}
+			}
+		}
+		return 0, nil
+	}), nil
 }

@@ -3,261 +3,13 @@ package pvesim
 import (
 	"cmp"
 	"fmt"
-	"math"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 )
 
-// Pool settings as PVE applies them (PVE::Ceph::Tools::set_pool) on top
-// of Ceph's `osd pool set` checks (OSDMonitor), the pg_autoscaler, and the
-// RBD images PVE looks for before it destroys a pool.
-
-const (
-	cephAutoscaleInterval = 60.0  // pg_autoscaler sleep_interval, seconds
-	cephTargetPGPerOSD    = 100   // mon_target_pg_per_osd
-	cephAutoscaleMinPGs   = 32    // the autoscaler's PG_NUM_MIN
-	cephAutoscaleFactor   = 3.0   // threshold: adjust only when off by this factor
-	cephMaxPoolPGNum      = 65536 // mon_max_pool_pg_num
-)
-
-// poolGetAll is what `osd pool get <pool> all` reports, as strings: the
-// values PVE's set_pool compares a request against.
-func (p *cephPool) poolGetAll() map[string]string {
-	out := map[string]string{
-		"size": strconv.Itoa(p.Size), "min_size": strconv.Itoa(p.MinSize), "pg_num": strconv.Itoa(p.PGNum),
-		"pgp_num": strconv.Itoa(p.PGNum), "crush_rule": p.CrushRule, "pg_autoscale_mode": p.Autoscale,
-	}
-	if p.PGNumMin > 0 {
-		out["pg_num_min"] = strconv.Itoa(p.PGNumMin)
-	}
-	if p.TargetSize > 0 {
-		out["target_size_bytes"] = strconv.FormatInt(p.TargetSize, 10)
-	}
-	if p.TargetRatio > 0 {
-		out["target_size_ratio"] = strconv.FormatFloat(p.TargetRatio, 'f', -1, 64)
-	}
-	return out
-}
-
-// defaultMinSize is Ceph's get_osd_pool_default_min_size(size).
-func (cs *cephState) defaultMinSize(size int) int {
-	if v, _ := strconv.Atoi(cs.configValue("global", "osd_pool_default_min_size")); v > 0 {
-		return min(v, size)
-	}
-	return size - size/2
-}
-
-// osdPoolSet is one `osd pool set` (or `osd pool application enable`) with
-// Ceph's checks; PVE never passes --yes-i-really-mean-it.
-func (cs *cephState) osdPoolSet(p *cephPool, key, val string) error {
-	n, interr := strconv.Atoi(val)
-	intErr := func() error { return fmt.Errorf("error parsing integer value '%s'", val) }
-	switch key {
-	case "size":
-		if interr != nil {
-			return intErr()
-		}
-		if n <= 0 || n > 10 {
-			return fmt.Errorf("pool size must be between 1 and 10")
-		}
-		if n == 1 {
-			if cs.configValue("global", "mon_allow_pool_size_one") != "true" {
-				return fmt.Errorf("configuring pool size as 1 is disabled by default.") //nolint:staticcheck // Ceph's text
-			}
-			return fmt.Errorf("WARNING: setting pool size 1 could lead to data loss without recovery. If you are *ABSOLUTELY CERTAIN* that is what you want, pass the flag --yes-i-really-mean-it.") //nolint:staticcheck // Ceph's text
-		}
-		// Since Octopus a new size always recalculates min_size.
-		p.Size, p.MinSize = n, cs.defaultMinSize(n)
-	case "min_size":
-		if interr != nil {
-			return intErr()
-		}
-		if n < 1 || n > p.Size {
-			return fmt.Errorf("pool min_size must be between 1 and size, which is set to %d", p.Size)
-		}
-		p.MinSize = n
-	case "pg_num":
-		if interr != nil {
-			return intErr()
-		}
-		if n <= 0 || n > cephMaxPoolPGNum {
-			return fmt.Errorf("'pg_num' must be greater than 0 and less than or equal to %d (you may adjust 'mon max pool pg num' for higher values)", cephMaxPoolPGNum)
-		}
-		if n < p.PGNumMin {
-			return fmt.Errorf("specified pg_num %d < pg_num_min %d", n, p.PGNumMin)
-		}
-		if n != p.PGNum {
-			p.setPGNum(n)
-		}
-	case "pg_num_min":
-		if interr != nil {
-			return intErr()
-		}
-		if n > p.PGNum {
-			return fmt.Errorf("specified pg_num_min %d > pg_num %d", n, p.PGNum)
-		}
-		p.PGNumMin = max(n, 0)
-	case "pg_autoscale_mode":
-		if val != "on" && val != "off" && val != "warn" {
-			return fmt.Errorf("specified invalid mode %s", val)
-		}
-		p.Autoscale = val
-	case "application":
-		if p.Application != "" && p.Application != val {
-			return fmt.Errorf("Are you SURE? Pool '%s' already has an enabled application; pass --yes-i-really-mean-it to proceed anyway", p.Name) //nolint:staticcheck // Ceph's text
-		}
-		p.Application = val
-	case "crush_rule":
-		if val != "replicated_rule" {
-			return fmt.Errorf("crush rule %s does not exist", val)
-		}
-		p.CrushRule = val
-	case "target_size_bytes":
-		if interr != nil {
-			return intErr()
-		}
-		p.TargetSize = int64(n)
-	case "target_size_ratio":
-		f, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			return fmt.Errorf("error parsing floating point value '%s'", val)
-		}
-		if f < 0 {
-			return fmt.Errorf("target_size_ratio cannot be negative")
-		}
-		p.TargetRatio = f
-	default:
-		return fmt.Errorf("unrecognized variable '%s'", key)
-	}
-	return nil
-}
-
-// pveSetPool is PVE::Ceph::Tools::set_pool: size first, then the other
-// keys sorted; a value equal to what `osd pool get all` reported before
-// the first change is skipped (so a size change that resets min_size can
-// leave min_size at Ceph's default). Failed keys make the task fail with
-// "Could not set: <keys>".
-func (cs *cephState) pveSetPool(p *cephPool, params map[string]string, log *[]string) error {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		if k != "size" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	if _, ok := params["size"]; ok {
-		keys = append([]string{"size"}, keys...)
-	}
-	current := p.poolGetAll()
-	var failed []string
-	for _, k := range keys {
-		v := params[k]
-		if cur, ok := current[k]; ok && cur == v {
-			*log = append(*log, fmt.Sprintf("skipping '%s', did not change", k))
-			continue
-		}
-		*log = append(*log, fmt.Sprintf("pool %s: applying %s = %s", p.Name, k, v))
-		if err := cs.osdPoolSet(p, k, v); err != nil {
-			*log = append(*log, "mon_command failed - "+err.Error())
-			failed = append(failed, k)
-		}
-	}
-	cs.Epoch++
-	cs.settle()
-	if len(failed) > 0 {
-		sort.Strings(failed)
-		return fmt.Errorf("Could not set: %s", strings.Join(failed, ", ")) //nolint:staticcheck // PVE's text
-	}
-	return nil
-}
-
-// poolParams turns API parameters into set_pool's: target_size becomes
-// target_size_bytes (PVE::JSONSchema::parse_size); node and name go.
-func poolParams(in map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, k := range []string{"size", "min_size", "pg_num", "pg_num_min", "pg_autoscale_mode", "application", "crush_rule", "target_size_ratio"} {
-		if v, ok := in[k]; ok {
-			out[k] = v
-		}
-	}
-	if v, ok := in["target_size"]; ok {
-		out["target_size_bytes"] = strconv.FormatInt(parseTargetSize(v), 10)
-	}
-	return out
-}
-
-// nearestPowerOfTwo is the pg_autoscaler's nearest_power_of_two: the
-// power of two at or above int(n), or the one below when n is closer to it.
-func nearestPowerOfTwo(n float64) int {
-	i := int(n)
-	if i <= 0 {
-		return 0
-	}
-	v := 1
-	for v < i {
-		v <<= 1
-	}
-	x := v >> 1
-	if float64(v)-n > n-float64(x) {
-		return x
-	}
-	return v
-}
-
-// autoscaleTarget is the pg_autoscaler's pg_num_final for a pool and
-// whether it would change pg_num (off by more than the threshold).
-func (cs *cephState) autoscaleTarget(p *cephPool) (int, bool) {
-	capacity := float64(cs.rawCapacity())
-	osds := 0
-	for _, o := range cs.OSDs {
-		if o.In {
-			osds++
-		}
-	}
-	if capacity <= 0 || osds == 0 || p.Size == 0 {
-		return p.PGNum, false
-	}
-	ratio := float64(max(p.Stored, p.TargetSize)*int64(p.Size)) / capacity
-	if p.TargetRatio > 0 {
-		total := 0.0
-		for _, q := range cs.Pools {
-			total += q.TargetRatio
-		}
-		ratio = math.Max(ratio, p.TargetRatio/total) // ratios are relative to each other
-	}
-	target := ratio * float64(osds*cephTargetPGPerOSD) / float64(p.Size)
-	floor := cephAutoscaleMinPGs
-	if p.PGNumMin > 0 {
-		floor = p.PGNumMin
-	}
-	final := max(floor, nearestPowerOfTwo(target))
-	adjust := float64(final) > float64(p.PGNum)*cephAutoscaleFactor || float64(final) < float64(p.PGNum)/cephAutoscaleFactor
-	return final, adjust
-}
-
-// autoscaleTick runs the pg_autoscaler when its interval has passed:
-// pools in mode "on" get the pg_num it computes.
-func (cs *cephState) autoscaleTick() {
-	if cs.Clock-cs.LastAutoscale < cephAutoscaleInterval {
-		return
-	}
-	cs.LastAutoscale = cs.Clock
-	changed := false
-	for _, p := range cs.Pools {
-		if p.Autoscale != "on" {
-			continue
-		}
-		if final, adjust := cs.autoscaleTarget(p); adjust {
-			p.setPGNum(final)
-			changed = true
-		}
-	}
-	if changed {
-		cs.Epoch++
-		cs.settle()
-	}
-}
+// Ceph pools after pve-manager PVE/API2/Ceph/Pool.pm: list, create, set,
+// destroy and status. The rules they apply are in ceph_pool_model.go.
 
 // poolStoragesLocked lists the RBD storages on a pool as node's
 // storage.cfg has them (Pool.pm $get_storages: pool, default rbd, or
@@ -274,40 +26,273 @@ func (s *Sim) poolStoragesLocked(node, pool string) []string {
 	return out
 }
 
-// AddCephRBDImage puts an RBD image (a guest disk such as vm-100-disk-0)
-// into a pool, as allocating a disk on its storage would. It reports
-// whether the pool exists.
-func (s *Sim) AddCephRBDImage(pool, image string) bool {
-	found := false
-	s.forEachCeph(func(cs *cephState) {
-		if p := cs.pool(pool); p != nil {
-			p.Images = append(p.Images, image)
-			found = true
+func registerCephPool(t *routeTable) {
+	node := schema{"node": nodeParam()}
+	t.add("GET", "/nodes/{node}/ceph/pool", &method{params: node, handler: cephListPools})
+	t.add("POST", "/nodes/{node}/ceph/pool", &method{params: poolSchema(true), handler: cephCreatePool})
+	t.add("GET", "/nodes/{node}/ceph/pool/{name}", &method{params: schema{"node": nodeParam(), "name": pStr().req()}, handler: func(c *call) (any, *apiError) {
+		if _, err := c.s.cephLocked(c); err != nil {
+			return nil, err
 		}
-	})
-	return found
+		return []map[string]any{{"name": "status"}}, nil
+	}})
+	t.add("PUT", "/nodes/{node}/ceph/pool/{name}", &method{params: poolSchema(false), handler: cephSetPool})
+	t.add("DELETE", "/nodes/{node}/ceph/pool/{name}", &method{params: schema{
+		"node": nodeParam(), "name": pStr().req(), "force": pBool(), "remove_storages": pBool(), "remove_ecprofile": pBool(),
+	}, handler: cephDestroyPool})
+	t.add("GET", "/nodes/{node}/ceph/pool/{name}/status", &method{params: schema{"node": nodeParam(), "name": pStr().req(), "verbose": pBool()}, handler: cephPoolStatus})
+	t.add("GET", "/nodes/{node}/ceph/rules", &method{params: node, handler: func(c *call) (any, *apiError) {
+		if _, err := c.s.cephLocked(c); err != nil {
+			return nil, err
+		}
+		return []map[string]any{{"name": "replicated_rule"}}, nil
+	}})
 }
 
-// CephPoolIDs returns the pools by name with their ids, to tell an
-// in-place update from a destroy and re-create.
-func (s *Sim) CephPoolIDs() map[string]int {
-	out := map[string]int{}
-	s.forEachCeph(func(cs *cephState) {
-		for _, p := range cs.Pools {
-			out[p.Name] = p.ID
-		}
-	})
-	return out
+func poolSchema(create bool) schema {
+	sc := schema{
+		"node": nodeParam(), "name": pPattern(cephPoolRE).req(),
+		"size": pInt(i64(1), i64(7)), "min_size": pInt(i64(1), i64(7)), "pg_num": pInt(i64(1), i64(32768)),
+		"pg_num_min": pInt(nil, i64(32768)), "pg_autoscale_mode": pEnum("on", "off", "warn"),
+		"application": pEnum("rbd", "cephfs", "rgw"), "crush_rule": pStr(),
+		"target_size": pPattern(`^(\d+(\.\d+)?)([KMGT])?$`), "target_size_ratio": {typ: tNumber, optional: true},
+	}
+	if create {
+		sc["add_storages"] = pBool()
+	}
+	return sc
 }
 
-// SetCephPoolSize sets a pool's size and min_size as `ceph osd pool set
-// <pool> size 1 --yes-i-really-mean-it` (with mon_allow_pool_size_one) does
-// on the command line; PVE's API cannot set size 1.
-func (s *Sim) SetCephPoolSize(pool string, size, minSize int) {
-	s.forEachCeph(func(cs *cephState) {
-		if p := cs.pool(pool); p != nil {
-			p.Size, p.MinSize = size, minSize
-			cs.settle()
+func cephListPools(c *call) (any, *apiError) {
+	cs, err := c.s.cephLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	total := cs.rawCapacity()
+	out := []map[string]any{}
+	for _, p := range cs.Pools {
+		e := map[string]any{
+			"pool": p.ID, "pool_name": p.Name, "size": p.Size, "min_size": p.MinSize, "pg_num": p.PGNum,
+			"pg_autoscale_mode": p.Autoscale, "crush_rule": 0, "crush_rule_name": "replicated_rule", "type": "replicated",
+			"bytes_used": p.Stored * int64(p.Size), "percent_used": cs.percentUsed(p, total),
+			"application_metadata": map[string]any{p.Application: map[string]any{}},
 		}
-	})
+		as := cs.autoscaleStatus(p)
+		e["autoscale_status"], e["pg_num_final"] = as, as["pg_num_final"]
+		if p.PGNumMin > 0 {
+			e["pg_num_min"] = p.PGNumMin
+		}
+		if p.TargetSize > 0 {
+			e["target_size"] = p.TargetSize
+		}
+		if p.TargetRatio > 0 {
+			e["target_size_ratio"] = p.TargetRatio
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (cs *cephState) rawCapacity() int64 {
+	var total int64
+	for _, o := range cs.OSDs {
+		if o.In {
+			total += o.Size
+		}
+	}
+	return total
+}
+
+func (cs *cephState) percentUsed(p *cephPool, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(p.Stored*int64(p.Size)) / float64(total)
+}
+
+func (cs *cephState) autoscaleStatus(p *cephPool) map[string]any {
+	final, adjust := cs.autoscaleTarget(p)
+	return map[string]any{
+		"pool_name": p.Name, "pool_id": p.ID, "logical_used": p.Stored, "raw_used": p.Stored * int64(p.Size),
+		"target_bytes": p.TargetSize, "target_ratio": p.TargetRatio, "pg_num_target": p.PGNum, "pg_num_final": final,
+		"pg_autoscale_mode": p.Autoscale, "would_adjust": adjust, "crush_root_id": -1, "raw_used_rate": float64(p.Size),
+	}
+}
+
+func parseTargetSize(v string) int64 {
+	m := targetSizeRE.FindStringSubmatch(v)
+	if m == nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(m[1], 64)
+	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m[3]]
+	return int64(f * mult)
+}
+
+// cephCreatePool is createpool: PVE fills in its defaults, `osd pool
+// create` makes the pool with Ceph's (osd_pool_default_size, autoscale
+// mode on), then set_pool applies the parameters and add_storages adds
+// the RBD storage.
+func cephCreatePool(c *call) (any, *apiError) {
+	s := c.s
+	d := s.cephDomain(c)
+	if d.Cluster != nil && !s.quorate(s.st.Nodes[c.params["node"]].Domain, d.Cluster) {
+		return nil, die("cluster not ready - no quorum?")
+	}
+	cs, err := s.cephLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	name := c.params["name"]
+	if c.params["add_storages"] == "1" && !configIDRE.MatchString(name) {
+		return nil, die("pool name contains characters which are illegal for storage naming")
+	}
+	params := poolParams(c.params)
+	for k, v := range map[string]string{"pg_num": "128", "size": "3", "min_size": "2", "application": "rbd", "pg_autoscale_mode": "warn"} {
+		if _, ok := params[k]; !ok {
+			params[k] = v
+		}
+	}
+	addStorage := c.params["add_storages"] == "1"
+	return s.startTaskLocked(c, "cephcreatepool", name, func(t *task) (int, error) {
+		s.cephTickLocked(cs)
+		// `osd pool create` answers "already exists" with success, so
+		// PVE goes on to apply the settings to the existing pool.
+		p := cs.pool(name)
+		if p == nil {
+			size, _ := strconv.Atoi(cs.configValue("global", "osd_pool_default_size"))
+			if size <= 0 {
+				size = 3
+			}
+			pgNum, _ := strconv.Atoi(params["pg_num"])
+			p = &cephPool{ID: cs.NextPoolID, Name: name, Size: size, MinSize: cs.defaultMinSize(size), PGNum: pgNum, Autoscale: "on",
+				CrushRule: "replicated_rule", Stored: cephDefaultStored}
+			cs.NextPoolID++
+			cs.addPool(p)
+		}
+		if err := cs.pveSetPool(p, params, &t.Log); err != nil {
+			return 0, err
+		}
+		if addStorage {
+			// Pool.pm $add_storage through Storage::Config->create.
+			err := s.addStorageLocked(t.Node, "rbd", name, map[string]string{"pool": name, "krbd": "0", "content": "rootdir,images"})
+			if err != nil {
+				return 0, fmt.Errorf("adding PVE storage for ceph pool '%s' failed: %w", name, err)
+			}
+		}
+		return 0, nil
+	}), nil
+}
+
+func cephSetPool(c *call) (any, *apiError) {
+	s := c.s
+	cs, err := s.cephLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	name := c.params["name"]
+	params := poolParams(c.params)
+	return s.startTaskLocked(c, "cephsetpool", name, func(t *task) (int, error) {
+		s.cephTickLocked(cs)
+		p := cs.pool(name)
+		if p == nil {
+			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
+		}
+		return 0, cs.pveSetPool(p, params, &t.Log)
+	}), nil
+}
+
+// cephDestroyPool is destroypool: unless forced, a storage on the pool
+// that still lists images (guest disks) stops it; remove_storages also
+// removes those storages afterwards.
+func cephDestroyPool(c *call) (any, *apiError) {
+	s := c.s
+	cs, err := s.cephLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	name := c.params["name"]
+	removeStorages := c.params["remove_storages"] == "1"
+	force := c.params["force"] == "1"
+	return s.startTaskLocked(c, "cephdestroypool", name, func(t *task) (int, error) {
+		s.cephTickLocked(cs)
+		idx := -1
+		for i, p := range cs.Pools {
+			if p.Name == name {
+				idx = i
+			}
+		}
+		storages := s.poolStoragesLocked(t.Node, name)
+		if !force {
+			for _, id := range storages {
+				t.Log = append(t.Log, fmt.Sprintf("checking storage '%s' for RBD images..", id))
+				if idx >= 0 && len(cs.Pools[idx].Images) > 0 {
+					return 0, fmt.Errorf("ceph pool '%s' still in use by storage '%s'", name, id)
+				}
+			}
+		}
+		if idx < 0 {
+			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
+		}
+		if cs.Conf["global"]["mon_allow_pool_delete"] != "true" {
+			return 0, fmt.Errorf("mon_command failed - pool deletion is disabled; you must first set the mon_allow_pool_delete config option to true before you can destroy a pool")
+		}
+		cs.Pools = append(cs.Pools[:idx], cs.Pools[idx+1:]...)
+		if removeStorages {
+			order, ids := s.parsedStorageCfg(t.Node)
+			for _, id := range storages {
+				if ids[id].Opts["monhost"] != "" {
+					continue // external cluster, not managed by pveceph
+				}
+				delete(ids, id)
+				order = slices.DeleteFunc(order, func(o string) bool { return o == id })
+			}
+			s.writeStorageCfg(t.Node, order, ids)
+		}
+		cs.Epoch++
+		cs.settle()
+		return 0, nil
+	}), nil
+}
+
+func cephPoolStatus(c *call) (any, *apiError) {
+	cs, err := c.s.cephLocked(c)
+	if err != nil {
+		return nil, err
+	}
+	p := cs.pool(c.params["name"])
+	if p == nil {
+		return nil, die("mon_command failed - unrecognized pool '%s'", c.params["name"])
+	}
+	out := map[string]any{
+		"id": p.ID, "name": p.Name, "size": p.Size, "min_size": p.MinSize, "pg_num": p.PGNum, "pgp_num": p.PGNum,
+		"crush_rule": p.CrushRule, "pg_autoscale_mode": p.Autoscale,
+		"noscrub": false, "nodeep-scrub": false, "nodelete": false, "nopgchange": false, "nosizechange": false,
+		"write_fadvise_dontneed": false, "hashpspool": true, "use_gmt_hitset": true, "fast_read": false,
+	}
+	if p.PGNumMin > 0 {
+		out["pg_num_min"] = p.PGNumMin
+	}
+	if p.TargetSize > 0 {
+		out["target_size"] = p.TargetSize
+	}
+	if p.TargetRatio > 0 {
+		out["target_size_ratio"] = p.TargetRatio
+	}
+	if c.params["verbose"] == "1" {
+		total := cs.rawCapacity()
+		out["application_list"] = []string{p.Application}
+		out["autoscale_status"] = cs.autoscaleStatus(p)
+		out["statistics"] = map[string]any{"stored": p.Stored, "objects": p.pgObjects() * int64(p.PGNum),
+			"bytes_used": p.Stored * int64(p.Size), "percent_used": cs.percentUsed(p, total), "max_avail": (total - cs.usedRaw()) / int64(max(p.Size, 1))}
+	}
+	return out, nil
+}
+
+func (cs *cephState) usedRaw() int64 {
+	var n int64
+	for _, p := range cs.Pools {
+		n += p.Stored * int64(p.Size)
+	}
+	return n
 }

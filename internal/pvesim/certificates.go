@@ -87,18 +87,6 @@ func (ns *nodeState) changeCertFilesLocked(certPEM, keyPEM string, restart bool)
 	}
 }
 
-// ServedFingerprint returns the SHA-256 fingerprint of the certificate the
-// node's listener presents now, for tests.
-func (s *Sim) ServedFingerprint(node string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ns := s.st.Nodes[node]
-	if ns == nil {
-		return ""
-	}
-	return ns.servedFingerprint()
-}
-
 func registerCertificates(t *routeTable) {
 	node := schema{"node": nodeParam()}
 	t.add("GET", "/nodes/{node}/certificates", &method{params: node, handler: func(*call) (any, *apiError) {

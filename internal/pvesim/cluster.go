@@ -893,24 +893,6 @@ func (s *Sim) domainInUse(key string) bool {
 	return false
 }
 
-// PowerOff simulates a node that is shut down: its listener drops every
-// connection, its cluster peers see it offline. PowerOn reverses it.
-func (s *Sim) PowerOff(node string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.offline == nil {
-		s.offline = map[string]bool{}
-	}
-	s.offline[node] = true
-}
-
-// PowerOn brings a node PowerOff stopped back.
-func (s *Sim) PowerOn(node string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.offline, node)
-}
-
 func (s *Sim) isOffline(node string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -4,33 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"time"
 )
-
-// Request is one served request, as recorded in the request log.
-type Request struct {
-	Time   time.Time         `json:"time"`
-	Node   string            `json:"node"` // which node's listener served it
-	Method string            `json:"method"`
-	Path   string            `json:"path"` // API path without /api2/json
-	Params map[string]string `json:"params"`
-	Auth   string            `json:"auth"`   // token, ticket, none
-	Status int               `json:"status"` // -1 when the connection was reset
-}
-
-// Requests returns a copy of the in-memory request log.
-func (s *Sim) Requests() []Request {
-	s.reqMu.Lock()
-	defer s.reqMu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// ResetRequests empties the in-memory request log.
-func (s *Sim) ResetRequests() {
-	s.reqMu.Lock()
-	s.requests = nil
-	s.reqMu.Unlock()
-}
 
 func (s *Sim) logRequest(rec Request) {
 	s.reqMu.Lock()

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -129,46 +128,6 @@ func (t *routeTable) add(m, pattern string, md *method) {
 		}
 	}
 	t.routes = append(t.routes, &route{pattern: pattern, segs: splitPath(pattern), methods: map[string]*method{m: md}})
-}
-
-func buildRoutes(rel pveRelease) []*route {
-	t := &routeTable{rel: rel}
-	registerVersion(t)
-	registerAuth(t)
-	registerNodes(t)
-	registerTasks(t)
-	registerNetwork(t)
-	registerRootOnly(t)
-	registerCluster(t)
-	registerOptions(t)
-	registerAPT(t)
-	registerCertificates(t)
-	registerACME(t)
-	registerNodeConfig(t)
-	registerCeph(t)
-	registerCephOSD(t)
-	registerDisks(t)
-	registerHA(t)
-	registerStorage(t)
-	// After every Ceph registration: wraps their handlers.
-	gateCephInstalled(t)
-	// VMs (qemu.go).
-	registerQemu(t)
-	// Literal segments win over variables, as in PVE's handler lookup.
-	sort.SliceStable(t.routes, func(i, j int) bool {
-		return literalCount(t.routes[i]) > literalCount(t.routes[j])
-	})
-	return t.routes
-}
-
-func literalCount(rt *route) int {
-	n := 0
-	for _, s := range rt.segs {
-		if !strings.HasPrefix(s, "{") {
-			n++
-		}
-	}
-	return n
 }
 
 // statusWriter records the request in the log as soon as the status is

@@ -117,6 +117,8 @@ type Sim struct {
 	logPaths []string
 
 	routes []*route
+	// nodeOS is what the nodes' shells run (registry.go).
+	nodeOS *nodeOS
 	rel    pveRelease
 	logger *log.Logger
 
@@ -190,6 +192,7 @@ func Start(opts Options) (*Sim, error) {
 	}
 	s.rel = rel
 	s.routes = buildRoutes(rel)
+	s.nodeOS = buildNodeOS()
 
 	var st *simState
 	if opts.StatePath != "" {
@@ -483,12 +486,4 @@ func randUUID() string {
 func randInt(n int64) int64 {
 	v, _ := rand.Int(rand.Reader, big.NewInt(n))
 	return v.Int64()
-}
-
-// PeakConcurrentTasks returns the most tasks of type typ (such as
-// "srvreload") that ever ran at the same time on node.
-func (s *Sim) PeakConcurrentTasks(node, typ string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.peak[node+"/"+typ]
 }

@@ -36,18 +36,6 @@ type sshProgram struct {
 	run        func(x *sshExec) int
 }
 
-// sshPrograms maps a program name to its simulation. Programs register in
-// init functions (ssh_commands.go, ssh_files.go; Ceph's ceph and pveceph
-// and fio plug in the same way).
-var sshPrograms = map[string]*sshProgram{}
-
-func registerSSHProgram(name string, p *sshProgram) {
-	if sshPrograms[name] != nil {
-		panic("pvesim: ssh program registered twice: " + name)
-	}
-	sshPrograms[name] = p
-}
-
 // sudo strips a leading `sudo [-n] [--]` and makes the command root's, as
 // the lab's sudoers allows SSHSudoUser without a password and nobody else.
 // It returns the exit status and false when sudo refuses.
@@ -105,95 +93,4 @@ func (x *sshExec) run(prog *sshProgram) int {
 		x.s.saveLocked()
 	}
 	return code
-}
-
-// Test hooks: what a node's SSH side holds, and changes made behind the
-// provider's back (drift).
-
-// TunedProfile returns node's active tuned profile ("" when off).
-func (s *Sim) TunedProfile(node string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.execState(node).Tuned
-}
-
-// SetTunedProfile changes node's tuned profile, as an admin would.
-func (s *Sim) SetTunedProfile(node, profile string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.execState(node).Tuned = profile
-	s.saveLocked()
-}
-
-// NICRing returns iface's current ring sizes on node.
-func (s *Sim) NICRing(node, iface string) (rx, tx int, ok bool) {
-	m, ok := nicModelOf(iface)
-	if !ok {
-		return 0, 0, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.execState(node).ring(iface, m)
-	return r.RX, r.TX, true
-}
-
-// SetNICRing changes iface's ring sizes on node without checks.
-func (s *Sim) SetNICRing(node, iface string, rx, tx int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.execState(node)
-	if st.Rings == nil {
-		st.Rings = map[string]*nicRing{}
-	}
-	st.Rings[iface] = &nicRing{RX: rx, TX: tx}
-	s.saveLocked()
-}
-
-// UnitState returns a unit's UnitFileState and ActiveState on node; ok is
-// false for a unit the node does not have.
-func (s *Sim) UnitState(node, unit string) (enabled, active string, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	u := s.execState(node).Units[unitName(unit)]
-	if u == nil {
-		return "", "", false
-	}
-	return u.Enabled, u.Active, true
-}
-
-// SetUnitState sets (or adds) a unit on node.
-func (s *Sim) SetUnitState(node, unit, enabled, active string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.execState(node).Units[unitName(unit)] = &simUnit{Enabled: enabled, Active: active}
-	s.saveLocked()
-}
-
-// NodeFile returns a file as node sees it.
-func (s *Sim) NodeFile(node, path string) ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, err := (&sshExec{s: s, node: node, root: true}).lookupFile(path)
-	if err != nil {
-		return nil, false
-	}
-	return append([]byte(nil), f.Content...), true
-}
-
-// SetNodeFile writes a file on node (mode 0644 root:root outside
-// /etc/pve), as an admin would.
-func (s *Sim) SetNodeFile(node, path string, content []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x := &sshExec{s: s, node: node, root: true}
-	_ = x.storeFile(path, &simFile{Content: append([]byte(nil), content...), Mode: 0o644, Owner: "root", Group: "root"})
-	s.saveLocked()
-}
-
-// TrustedCAs lists the files under /usr/local/share/ca-certificates the
-// node's trust store holds since its last update-ca-certificates.
-func (s *Sim) TrustedCAs(node string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.execState(node).CATrusted...)
 }

@@ -437,7 +437,8 @@ func TestSSHPoweredOffNodeRefuses(t *testing.T) {
 func TestSSHUnitHooks(t *testing.T) {
 	var calls []string
 	active := map[string]string{"demo@1.service": "active"}
-	registerSSHUnits(&unitHook{
+	s, info := startSim(t, Options{ClusterName: "lab"})
+	s.nodeOS.units = append(s.nodeOS.units, &unitHook{
 		match: func(u string) bool { return strings.HasPrefix(u, "demo@") },
 		get: func(_ *sshExec, u string) *simUnit {
 			if a, ok := active[u]; ok {
@@ -450,8 +451,6 @@ func TestSSHUnitHooks(t *testing.T) {
 			active[u] = un.Active
 		},
 	})
-	defer func() { sshUnitHooks = sshUnitHooks[:len(sshUnitHooks)-1] }()
-	_, info := startSim(t, Options{ClusterName: "lab"})
 	root := sshAs(t, info, "z2g4b", "root")
 	root.ok("systemctl stop demo@1")
 	if out, _, code := root.run("systemctl is-active demo@1.service", nil); code != 3 || out != "inactive\n" {

@@ -230,26 +230,6 @@ func (s *Sim) hasStorageType(node, typ string) bool {
 	return false
 }
 
-// InstallStoragePlugin installs a third-party storage plugin (drbd for
-// LINSTOR, vitastor) on node, as installing its Debian package does.
-func (s *Sim) InstallStoragePlugin(node, typ string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ns := s.st.Nodes[node]
-	if ns == nil {
-		return fmt.Errorf("no node %s", node)
-	}
-	if st := storeTypes[typ]; st == nil || !st.plugin {
-		return fmt.Errorf("no storage plugin %q", typ)
-	}
-	if !s.hasStorageType(node, typ) {
-		ns.StoragePlugins = append(ns.StoragePlugins, typ)
-		sort.Strings(ns.StoragePlugins)
-	}
-	s.saveLocked()
-	return nil
-}
-
 // parsedStorageCfg is storage.cfg as node's PVE::Storage::config() sees it
 // (Plugin.pm parse_config): sections of types the node has no plugin for
 // are skipped, `local` is always there, shared types are shared=1 and an
@@ -325,15 +305,6 @@ func renderStorageCfg(order []string, ids map[string]*storageEntry) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// StorageCfg returns /etc/pve/storage.cfg of node's cluster as PVE writes
-// it (sections of every type, as stored).
-func (s *Sim) StorageCfg(node string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sc := s.storageCfgLocked(node)
-	return renderStorageCfg(sc.Order, sc.Entries)
 }
 
 // storageDigest is the SHA-1 of the raw storage.cfg.

@@ -2,66 +2,13 @@ package pvesim
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-
-	"golang.org/x/crypto/ssh"
+	"time"
 )
-
-// errno is a file error printed as the strerror text coreutils show.
-type errno string
-
-func (e errno) Error() string { return string(e) }
-
-const (
-	errNoEnt  errno = "No such file or directory"
-	errIsDir  errno = "Is a directory"
-	errAccess errno = "Permission denied"
-	errPerm   errno = "Operation not permitted"
-	errROFS   errno = "Read-only file system"
-)
-
-// fileHook makes a path a view of simulator state instead of a stored
-// file: read returns the content (false: the file does not exist), write
-// replaces it (nil: the file is read-only, writes fail with EPERM). Ceph's
-// /etc/pve/ceph.conf plugs in here.
-type fileHook struct {
-	read  func(x *sshExec) ([]byte, bool)
-	write func(x *sshExec, content []byte) error
-}
-
-var sshFileHooks = map[string]*fileHook{}
-
-func registerSSHFile(p string, h *fileHook) {
-	if sshFileHooks[p] != nil {
-		panic("pvesim: ssh file registered twice: " + p)
-	}
-	sshFileHooks[p] = h
-}
-
-func init() {
-	registerSSHFile("/etc/hostname", &fileHook{read: func(x *sshExec) ([]byte, bool) {
-		return []byte(x.node + "\n"), true
-	}})
-	registerSSHFile("/etc/tuned/active_profile", &fileHook{read: func(x *sshExec) ([]byte, bool) {
-		return []byte(x.s.execState(x.node).Tuned + "\n"), true
-	}})
-	registerSSHFile("/etc/ssh/ssh_host_ed25519_key.pub", &fileHook{read: func(x *sshExec) ([]byte, bool) {
-		signer, err := x.s.hostSigner(x.node)
-		if err != nil {
-			return nil, false
-		}
-		line := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
-		return []byte(line + " root@" + x.node + "\n"), true
-	}})
-	for _, name := range []string{"cat", "stat", "install", "mv", "rm"} {
-		registerSSHProgram(name, fileProgram(name))
-	}
-}
 
 func fileProgram(name string) *sshProgram {
 	switch name {
@@ -88,194 +35,6 @@ func fileProgram(name string) *sshProgram {
 		return &sshProgram{run: sshMv}
 	case "rm":
 		return &sshProgram{run: sshRm}
-	}
-	return nil
-}
-
-func isPVEPath(p string) bool { return p == "/etc/pve" || strings.HasPrefix(p, "/etc/pve/") }
-
-// writableTree reports whether the simulator keeps files at p: under /etc,
-// /usr/local and /root. Elsewhere the node acts like a read-only file
-// system.
-func writableTree(p string) bool {
-	return strings.HasPrefix(p, "/etc/") || strings.HasPrefix(p, "/usr/local/") || strings.HasPrefix(p, "/root/")
-}
-
-// pmxcfsAttrs are the fixed mode and owner of files in /etc/pve: pmxcfs
-// refuses chmod and chown to anything else.
-func pmxcfsAttrs(p string) (uint32, string, string) {
-	if strings.HasPrefix(p, "/etc/pve/priv/") {
-		return 0o600, "root", "www-data"
-	}
-	return 0o640, "root", "www-data"
-}
-
-func (x *sshExec) domain() *authDomain {
-	return x.s.st.Domains[x.s.st.Nodes[x.node].Domain]
-}
-
-// isDir reports whether p is a directory on the node.
-func (x *sshExec) isDir(p string) bool {
-	if slices.Contains(defaultDirs, p) || slices.Contains(x.s.execState(x.node).Dirs, p) || x.isPVELockDir(p) {
-		return true
-	}
-	if strings.HasPrefix(p, "/etc/pve/nodes/") && x.s.st.Nodes[strings.TrimPrefix(p, "/etc/pve/nodes/")] != nil {
-		return true
-	}
-	prefix := p + "/"
-	for f := range x.s.execState(x.node).Files {
-		if strings.HasPrefix(f, prefix) {
-			return true
-		}
-	}
-	for f := range x.domain().PVEFiles {
-		if strings.HasPrefix(f, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// lookupFile returns the file at p as root sees it.
-func (x *sshExec) lookupFile(p string) (*simFile, error) {
-	p = path.Clean(p)
-	if h := sshFileHooks[p]; h != nil && h.read != nil {
-		content, ok := h.read(x)
-		if !ok {
-			return nil, errNoEnt
-		}
-		if isPVEPath(p) {
-			mode, owner, group := pmxcfsAttrs(p)
-			return &simFile{Content: content, Mode: mode, Owner: owner, Group: group}, nil
-		}
-		return &simFile{Content: content, Mode: 0o644, Owner: "root", Group: "root"}, nil
-	}
-	if x.isDir(p) {
-		return nil, errIsDir
-	}
-	var f *simFile
-	if isPVEPath(p) {
-		f = x.domain().PVEFiles[p]
-	} else {
-		f = x.s.execState(x.node).Files[p]
-	}
-	if f == nil {
-		return nil, errNoEnt
-	}
-	return f, nil
-}
-
-// readFile is lookupFile with the caller's read permission.
-func (x *sshExec) readFile(p string) (*simFile, error) {
-	f, err := x.lookupFile(p)
-	if err != nil {
-		return nil, err
-	}
-	if !x.root && f.Mode&0o004 == 0 {
-		return nil, errAccess
-	}
-	return f, nil
-}
-
-// storeFile creates or replaces the file at p; the caller checked
-// permissions. Files in /etc/pve get pmxcfs's fixed attributes.
-func (x *sshExec) storeFile(p string, f *simFile) error {
-	p = path.Clean(p)
-	if h := sshFileHooks[p]; h != nil {
-		if h.write == nil {
-			return errPerm
-		}
-		return h.write(x, f.Content)
-	}
-	if x.isDir(p) {
-		return errIsDir
-	}
-	if !isPVEPath(p) && !writableTree(p) {
-		return errROFS
-	}
-	if !x.isDir(path.Dir(p)) {
-		return errNoEnt
-	}
-	if isPVEPath(p) {
-		if err := x.pmxcfsWritable(); err != nil {
-			return err
-		}
-		d := x.domain()
-		if d.PVEFiles == nil {
-			d.PVEFiles = map[string]*simFile{}
-		}
-		mode, owner, group := pmxcfsAttrs(p)
-		d.PVEFiles[p] = &simFile{Content: f.Content, Mode: mode, Owner: owner, Group: group}
-		x.changed = true
-		return nil
-	}
-	st := x.s.execState(x.node)
-	if st.Files == nil {
-		st.Files = map[string]*simFile{}
-	}
-	st.Files[p] = f
-	x.changed = true
-	return nil
-}
-
-// pmxcfsWritable refuses writes to /etc/pve without quorum, as pmxcfs
-// turns read-only then.
-func (x *sshExec) pmxcfsWritable() error {
-	ns := x.s.st.Nodes[x.node]
-	if cc := x.s.clusterOf(x.node); cc != nil && !x.s.quorate(ns.Domain, cc) {
-		return errAccess
-	}
-	return nil
-}
-
-// removeFile deletes the file at p.
-func (x *sshExec) removeFile(p string) error {
-	p = path.Clean(p)
-	if h := sshFileHooks[p]; h != nil {
-		return errPerm
-	}
-	if x.isDir(p) {
-		return errIsDir
-	}
-	if isPVEPath(p) {
-		d := x.domain()
-		if d.PVEFiles[p] == nil {
-			return errNoEnt
-		}
-		if err := x.pmxcfsWritable(); err != nil {
-			return err
-		}
-		delete(d.PVEFiles, p)
-		x.changed = true
-		return nil
-	}
-	st := x.s.execState(x.node)
-	if st.Files[p] == nil {
-		return errNoEnt
-	}
-	delete(st.Files, p)
-	x.changed = true
-	return nil
-}
-
-// makeDirs creates p and its missing parents.
-func (x *sshExec) makeDirs(p string) error {
-	p = path.Clean(p)
-	var missing []string
-	for d := p; !x.isDir(d); d = path.Dir(d) {
-		if _, err := x.lookupFile(d); err == nil {
-			return fmt.Errorf("%w", errIsDir) // a file where a directory should be
-		}
-		if !writableTree(d + "/") {
-			return errROFS
-		}
-		missing = append(missing, d)
-	}
-	st := x.s.execState(x.node)
-	st.Dirs = append(st.Dirs, missing...)
-	sort.Strings(st.Dirs)
-	if len(missing) > 0 {
-		x.changed = true
 	}
 	return nil
 }
@@ -498,7 +257,7 @@ func sshInstall(x *sshExec) int {
 		x.errf("install: cannot create regular file '%s': %v\n", dst, err)
 		return 1
 	}
-	if isPVEPath(path.Clean(dst)) && sshFileHooks[path.Clean(dst)] == nil {
+	if isPVEPath(path.Clean(dst)) && x.s.nodeOS.files[path.Clean(dst)] == nil {
 		// pmxcfs accepted the file with its fixed attributes; install's
 		// chown and chmod fail unless they ask for exactly those.
 		fmode, fowner, fgroup := pmxcfsAttrs(path.Clean(dst))
@@ -583,6 +342,139 @@ func sshRm(x *sshExec) int {
 			x.errf("rm: cannot remove '%s': %v\n", p, err)
 			code = 1
 		}
+	}
+	return code
+}
+
+func sshMkdir(x *sshExec) int {
+	opts, dirs, bad := splitOperands(x.argv[1:], map[string]bool{"-m": true})
+	if bad != "" {
+		x.errf("mkdir: option requires an argument -- '%s'\nTry 'mkdir --help' for more information.\n", strings.TrimPrefix(bad, "-"))
+		return 1
+	}
+	_, parents := opts["-p"]
+	if _, ok := opts["--parents"]; ok {
+		parents = true
+	}
+	if len(dirs) == 0 {
+		x.errf("mkdir: missing operand\nTry 'mkdir --help' for more information.\n")
+		return 1
+	}
+	code := 0
+	for _, d := range dirs {
+		p := path.Clean(d)
+		if !x.root {
+			x.errf("mkdir: cannot create directory '%s': %v\n", d, errAccess)
+			code = 1
+			continue
+		}
+		if name, ok := lockName(p); ok {
+			if err := x.pmxcfsWritable(); err != nil {
+				x.errf("mkdir: cannot create directory '%s': %v\n", d, err)
+				code = 1
+				continue
+			}
+			if x.pveLockHeld(name) {
+				if !parents {
+					x.errf("mkdir: cannot create directory '%s': File exists\n", d)
+					code = 1
+				}
+				continue
+			}
+			dom := x.domain()
+			if dom.locks == nil {
+				dom.locks = map[string]time.Time{}
+			}
+			dom.locks[name] = time.Now()
+			continue
+		}
+		if x.isDir(p) || p == pveLockDir {
+			if !parents {
+				x.errf("mkdir: cannot create directory '%s': File exists\n", d)
+				code = 1
+			}
+			continue
+		}
+		if _, err := x.lookupFile(p); err == nil {
+			x.errf("mkdir: cannot create directory '%s': File exists\n", d)
+			code = 1
+			continue
+		}
+		if isPVEPath(p) {
+			x.errf("mkdir: pvesim keeps directories under /etc/pve only as pmxcfs locks in %s, not '%s'\n", pveLockDir, d)
+			code = 1
+			continue
+		}
+		if !parents && !x.isDir(path.Dir(p)) {
+			x.errf("mkdir: cannot create directory '%s': No such file or directory\n", d)
+			code = 1
+			continue
+		}
+		if err := x.makeDirs(p); err != nil {
+			x.errf("mkdir: cannot create directory '%s': %v\n", d, err)
+			code = 1
+		}
+	}
+	return code
+}
+
+func sshRmdir(x *sshExec) int {
+	_, dirs, _ := splitOperands(x.argv[1:], nil)
+	if len(dirs) == 0 {
+		x.errf("rmdir: missing operand\nTry 'rmdir --help' for more information.\n")
+		return 1
+	}
+	code := 0
+	for _, d := range dirs {
+		p := path.Clean(d)
+		if !x.root {
+			x.errf("rmdir: failed to remove '%s': %v\n", d, errAccess)
+			code = 1
+			continue
+		}
+		if name, ok := lockName(p); ok {
+			if !x.pveLockHeld(name) {
+				x.errf("rmdir: failed to remove '%s': No such file or directory\n", d)
+				code = 1
+				continue
+			}
+			delete(x.domain().locks, name)
+			x.changed = true
+			continue
+		}
+		st := x.s.execState(x.node)
+		i := sort.SearchStrings(st.Dirs, p)
+		switch {
+		case i < len(st.Dirs) && st.Dirs[i] == p:
+			prefix := p + "/"
+			for f := range st.Files {
+				if strings.HasPrefix(f, prefix) {
+					x.errf("rmdir: failed to remove '%s': Directory not empty\n", d)
+					code = 1
+					goto next
+				}
+			}
+			for _, o := range st.Dirs {
+				if strings.HasPrefix(o, prefix) {
+					x.errf("rmdir: failed to remove '%s': Directory not empty\n", d)
+					code = 1
+					goto next
+				}
+			}
+			st.Dirs = append(st.Dirs[:i], st.Dirs[i+1:]...)
+			x.changed = true
+		case x.isDir(p):
+			x.errf("rmdir: failed to remove '%s': Device or resource busy\n", d)
+			code = 1
+		default:
+			if _, err := x.lookupFile(p); err == nil {
+				x.errf("rmdir: failed to remove '%s': Not a directory\n", d)
+			} else {
+				x.errf("rmdir: failed to remove '%s': No such file or directory\n", d)
+			}
+			code = 1
+		}
+	next:
 	}
 	return code
 }

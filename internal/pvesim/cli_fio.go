@@ -100,25 +100,12 @@ type benchState struct {
 	Overwrites []DiskOverwrite `json:"overwrites,omitempty"`
 }
 
-// DiskOverwrite is a write benchmark on a device that held something.
-type DiskOverwrite struct {
-	Node   string `json:"node"`
-	Device string `json:"device"` // as fio was given it
-	Disk   string `json:"disk"`   // the whole disk
-	Held   string `json:"held"`   // what was on it
-	OSDs   []int  `json:"osds,omitempty"`
-}
-
 func (s *Sim) benchState(node string) *benchState {
 	ns := s.st.Nodes[node]
 	if ns.Bench == nil {
 		ns.Bench = &benchState{}
 	}
 	return ns.Bench
-}
-
-func init() {
-	registerSSHProgram("fio", &sshProgram{run: sshFio})
 }
 
 // fioJob is one fio job from the command line.
@@ -804,28 +791,4 @@ func (x *sshExec) fioNormal(j *fioJob, r fioResult) {
 	x.outf("%s: (groupid=0, jobs=%d): err= 0: pid=%d\n", j.name, j.numjobs, 4000+hash64(j.name)%30000)
 	x.outf("  %s: IOPS=%.0f, BW=%.0fKiB/s (%.0fkB/s)(%dMiB/%dmsec)\n", dir, r.iops, bw/1024, bw/1000, r.ios*j.bs>>20, r.runtimeMS)
 	x.outf("    clat (usec): avg=%.2f\n", r.latNS/1000)
-}
-
-// Test hooks.
-
-// DiskOverwrites lists the write benchmarks that ran on devices holding
-// something (partitions, LVM, a filesystem, a Ceph OSD), on every node.
-func (s *Sim) DiskOverwrites() []DiskOverwrite {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []DiskOverwrite
-	for _, n := range s.st.NodeOrder {
-		if b := s.st.Nodes[n].Bench; b != nil {
-			out = append(out, b.Overwrites...)
-		}
-	}
-	return out
-}
-
-// SetFioInstalled installs or removes fio on node (PVE does not ship it).
-func (s *Sim) SetFioInstalled(node string, installed bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.benchState(node).FioMissing = !installed
-	s.saveLocked()
 }

@@ -771,3 +771,25 @@ func (cs *cephState) nodeDaemons(node, kind string) []string {
 	}
 	return out
 }
+
+// cephConfFile is /etc/pve/ceph.conf: the Ceph state rendered, written
+// back by line edits under the pmxcfs rules.
+func cephConfFile() *fileHook {
+	return &fileHook{
+		read: func(x *sshExec) ([]byte, bool) {
+			cs := x.domain().Ceph
+			if cs == nil {
+				return nil, false
+			}
+			return []byte(cs.confText()), true
+		},
+		write: func(x *sshExec, content []byte) error {
+			if err := x.pmxcfsWritable(); err != nil {
+				return err
+			}
+			x.s.writeConf(x, content)
+			x.changed = true
+			return nil
+		},
+	}
+}

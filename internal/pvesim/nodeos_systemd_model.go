@@ -216,7 +216,7 @@ func (s *Sim) bootUnits(node string) {
 				break
 			}
 			argv[0] = path.Base(argv[0])
-			prog := sshPrograms[argv[0]]
+			prog := s.nodeOS.programs[argv[0]]
 			if prog == nil {
 				u.Active = "failed"
 				break
@@ -228,18 +228,4 @@ func (s *Sim) bootUnits(node string) {
 			}
 		}
 	}
-}
-
-// RebootNode reboots node: its SSH connections drop, NIC rings return to
-// their driver defaults, enabled units start (the ExecStart lines of unit
-// files under /etc/systemd/system run), disabled ones stay stopped. Files,
-// the tuned profile and the API state survive.
-func (s *Sim) RebootNode(node string) {
-	s.mu.Lock()
-	st := s.execState(node)
-	st.Rings = nil
-	s.bootUnits(node)
-	s.saveLocked()
-	s.mu.Unlock()
-	s.DropSSHConnections(node)
 }

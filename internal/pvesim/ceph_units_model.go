@@ -31,8 +31,10 @@ func cephTargetKind(unit string) (string, bool) {
 	return "", false
 }
 
-func init() {
-	registerSSHUnits(&unitHook{
+// cephUnits makes ceph-osd@N, ceph-mon@, ceph-mgr@ and the Ceph targets
+// views of the Ceph state.
+func cephUnits() *unitHook {
+	return &unitHook{
 		match: func(u string) bool {
 			_, target := cephTargetKind(u)
 			return target || cephUnitRE.MatchString(u)
@@ -92,7 +94,7 @@ func init() {
 				u.Active = "failed"
 			}
 		},
-	})
+	}
 }
 
 // cephDaemonName is the daemon a unit runs: ceph-osd@3.service is osd.3.
@@ -127,121 +129,6 @@ func (x *sshExec) unitTimestamp(un *simUnit, format string) string {
 		return t.Format("Mon 2006-01-02 15:04:05.000000 MST")
 	}
 	return t.Format("Mon 2006-01-02 15:04:05 MST")
-}
-
-// ---- test hooks ----
-
-// CephMaxHostsDownAtOnce is the most hosts that had at least one down OSD
-// at the same time since Ceph was initialised (restarts, crashes, power).
-func (s *Sim) CephMaxHostsDownAtOnce() int {
-	n := 0
-	s.forEachCeph(func(cs *cephState) { n = max(n, cs.cli().MaxHostsDown) })
-	return n
-}
-
-// CephMaxMonsDownAtOnce is the most monitors stopped at the same time
-// (restarts included) since Ceph was initialised.
-func (s *Sim) CephMaxMonsDownAtOnce() int {
-	n := 0
-	s.forEachCeph(func(cs *cephState) { n = max(n, cs.cli().MaxMonsDown) })
-	return n
-}
-
-// CephDownHistory lists every change of the set of hosts with a down OSD,
-// as "t=<simulated seconds>s hosts with down OSDs: a,b".
-func (s *Sim) CephDownHistory() []string {
-	var out []string
-	s.forEachCeph(func(cs *cephState) { out = append(out, cs.cli().DownLog...) })
-	return out
-}
-
-// CephDownWithoutNoout lists OSDs that went down while they were in and
-// neither the cluster's noout nor a group noout (OSD, host, class) kept
-// them from being marked out.
-func (s *Sim) CephDownWithoutNoout() []string {
-	var out []string
-	s.forEachCeph(func(cs *cephState) { out = append(out, cs.cli().DownWithoutNoout...) })
-	return out
-}
-
-// CephNooutSet lists where noout is set: "cluster", "osd.N", "host NAME"
-// or "class NAME".
-func (s *Sim) CephNooutSet() []string {
-	var out []string
-	s.forEachCeph(func(cs *cephState) {
-		if cs.Flags["noout"] {
-			out = append(out, "cluster")
-		}
-		c := cs.cli()
-		for _, g := range []struct {
-			prefix string
-			m      map[string][]string
-		}{{"osd.", c.OSDFlags}, {"host ", c.NodeFlags}, {"class ", c.ClassFlags}} {
-			for who, f := range g.m {
-				if containsStr(f, "noout") {
-					out = append(out, g.prefix+who)
-				}
-			}
-		}
-	})
-	sort.Strings(out)
-	return out
-}
-
-// SetCephDaemonFailStart makes every start of a daemon ("osd.3",
-// "mon.z2g4a") fail (true) or work again (false), as a broken disk or a
-// bad option would.
-func (s *Sim) SetCephDaemonFailStart(daemon string, fail bool) {
-	s.forEachCeph(func(cs *cephState) { cs.daemon(daemon).FailStart = fail })
-}
-
-// SetCephSetGroupSupported makes `ceph osd set-group` and `unset-group`
-// unknown (false), as on Ceph before Luminous.
-func (s *Sim) SetCephSetGroupSupported(ok bool) {
-	s.forEachCeph(func(cs *cephState) { cs.cli().NoSetGroup = !ok })
-}
-
-// SetCephHealthError raises a HEALTH_ERR check, such as OSD_SCRUB_ERRORS
-// with "1 scrub errors" or PG_DAMAGED with "Possible data damage: 1 pg
-// inconsistent"; an empty message clears it.
-func (s *Sim) SetCephHealthError(check, message string) {
-	s.forEachCeph(func(cs *cephState) {
-		c := cs.cli()
-		if message == "" {
-			delete(c.Errors, check)
-			return
-		}
-		if c.Errors == nil {
-			c.Errors = map[string]string{}
-		}
-		c.Errors[check] = message
-	})
-}
-
-// CephConfigDB returns the monitors' config database: who -> key -> value.
-func (s *Sim) CephConfigDB() map[string]map[string]string {
-	out := map[string]map[string]string{}
-	s.forEachCeph(func(cs *cephState) {
-		for who, kv := range cs.ConfigDB {
-			out[who] = map[string]string{}
-			for k, v := range kv {
-				out[who][k] = v
-			}
-		}
-	})
-	return out
-}
-
-// CephDaemonStarts returns when each daemon's unit last started
-// (ActiveEnterTimestamp; zero for daemons running since boot).
-func (s *Sim) CephDaemonStarts() map[string]time.Time {
-	out := map[string]time.Time{}
-	s.forEachCeph(func(cs *cephState) {
-		for n, d := range cs.cli().Daemons {
-			out[n] = d.Since
-		}
-	})
-	return out
 }
 
 // osdNames sorts daemon names with OSDs by number.

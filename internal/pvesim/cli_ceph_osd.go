@@ -1,0 +1,368 @@
+package pvesim
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ---- osd ----
+
+func (c *cephCmd) osd() int {
+	w := c.words
+	switch w[1] {
+	case "ok-to-stop":
+		return c.osdOkToStop(w[2:])
+	case "safe-to-destroy":
+		return c.osdSafeToDestroy(w[2:])
+	case "set", "unset":
+		if len(w) != 3 {
+			return c.invalid("osd " + w[1] + " <key>")
+		}
+		return c.osdFlag(w[1] == "set", w[2])
+	case "set-group", "unset-group":
+		if c.cs.cli().NoSetGroup {
+			return c.invalid("")
+		}
+		if len(w) < 4 {
+			return c.invalid("missing required parameter who(<string>)")
+		}
+		return c.osdGroupFlags(w[1] == "set-group", w[2], w[3:])
+	case "dump":
+		return c.osdDump()
+	}
+	return c.invalid("")
+}
+
+// osdIDs parses OSD ids given as "3" or "osd.3".
+func parseOSDIDs(words []string) ([]int, string) {
+	var ids []int
+	for _, a := range words {
+		n, err := strconv.Atoi(strings.TrimPrefix(a, "osd."))
+		if err != nil || n < 0 {
+			return nil, a
+		}
+		ids = append(ids, n)
+	}
+	return ids, ""
+}
+
+// osdOkToStop is the manager's "osd ok-to-stop" (DaemonServer,
+// Pacific and later): stopping the OSDs must leave every PG with at least
+// min_size complete copies up. The answer is JSON on stdout either way.
+func (c *cephCmd) osdOkToStop(words []string) int {
+	if len(words) == 0 {
+		return c.invalid("missing required parameter ids(<string>)")
+	}
+	ids, bad := parseOSDIDs(words)
+	if bad != "" {
+		return c.fail(errnoEINVAL, "invalid osd id '%s'", bad)
+	}
+	var missing []string
+	stop := map[int]bool{}
+	for _, id := range ids {
+		if c.cs.OSDs[id] == nil {
+			missing = append(missing, strconv.Itoa(id))
+		}
+		stop[id] = true
+	}
+	if len(missing) > 0 {
+		return c.fail(errnoENOENT, "osd(s) %s do not exist", strings.Join(missing, ","))
+	}
+	var bad2, degraded []string
+	ok := 0
+	for _, p := range c.cs.Pools {
+		for i, pg := range p.PGs {
+			if !pg.Created || pg.Lost {
+				continue
+			}
+			acting := c.cs.complete(pg, true)
+			touched, left := false, 0
+			for _, id := range acting {
+				if stop[id] {
+					touched = true
+				} else {
+					left++
+				}
+			}
+			switch {
+			case len(acting) < p.MinSize:
+				bad2 = append(bad2, pgID(p, i)) // already inactive
+			case !touched:
+			case left < p.MinSize:
+				bad2 = append(bad2, pgID(p, i))
+			default:
+				ok++
+				degraded = append(degraded, pgID(p, i))
+			}
+		}
+	}
+	out := map[string]any{"ok_to_stop": len(bad2) == 0, "osds": ids, "num_ok_pgs": ok, "num_not_ok_pgs": len(bad2)}
+	if len(bad2) > 0 {
+		out["bad_become_inactive"] = bad2
+	}
+	if len(degraded) > 0 {
+		out["ok_become_degraded"] = degraded
+	}
+	if c.format == "" || c.json() {
+		c.outJSON(out)
+	}
+	if len(bad2) > 0 {
+		return c.fail(errnoEBUSY, "unsafe to stop osd(s) at this time (%d PGs are or would become offline)", len(bad2))
+	}
+	c.x.errf("OSD(s) %s are ok to stop without reducing availability or risking data, provided there are no other concurrent failures or interventions.\n%d PGs are likely to be degraded (but remain available) as a result.\n",
+		strings.Join(ids2str(ids), ","), len(degraded))
+	return 0
+}
+
+func ids2str(ids []int) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.Itoa(id)
+	}
+	return out
+}
+
+func (c *cephCmd) osdSafeToDestroy(words []string) int {
+	if len(words) == 0 {
+		return c.invalid("missing required parameter ids(<string>)")
+	}
+	ids, bad := parseOSDIDs(words)
+	if bad != "" {
+		return c.fail(errnoEINVAL, "invalid osd id '%s'", bad)
+	}
+	for _, id := range ids {
+		if ok, why := c.cs.safeToDestroy(id); !ok {
+			if strings.Contains(why, "cannot draw any conclusions") {
+				return c.fail(errnoEAGAIN, "%s", why)
+			}
+			return c.fail(errnoEBUSY, "%s", why)
+		}
+	}
+	c.x.errf("OSD(s) %s are safe to destroy without reducing data durability.\n", strings.Join(ids2str(ids), ","))
+	return 0
+}
+
+// cephCLIFlags are the flags `ceph osd set` knows.
+var cephCLIFlags = []string{"full", "pause", "noup", "nodown", "noout", "noin", "nobackfill", "norebalance", "norecover", "noscrub",
+	"nodeep-scrub", "notieragent", "nosnaptrim", "pglog_hardlimit", "noautoscale"}
+
+func (c *cephCmd) osdFlag(set bool, flag string) int {
+	if !containsStr(cephCLIFlags, flag) {
+		return c.invalid(fmt.Sprintf("%s not in %s", flag, strings.Join(cephCLIFlags, "|")))
+	}
+	if containsStr(cephFlagNames, flag) {
+		if c.cs.Flags[flag] != set {
+			c.cs.Flags[flag] = set
+			c.cs.Epoch++
+			c.cs.settle()
+		}
+	}
+	if set {
+		c.x.errf("%s is set\n", flag)
+	} else {
+		c.x.errf("%s is unset\n", flag)
+	}
+	return 0
+}
+
+// osdGroupFlags is "osd set-group/unset-group <flags> <who>...": flags
+// (noup, nodown, noin, noout) on OSDs, CRUSH nodes (hosts) or device
+// classes.
+func (c *cephCmd) osdGroupFlags(set bool, flagList string, whos []string) int {
+	var flags []string
+	for _, f := range strings.Split(flagList, ",") {
+		if !containsStr([]string{"noup", "nodown", "noin", "noout"}, f) {
+			return c.fail(errnoEINVAL, "unrecognized flag '%s', must be one of {noup,nodown,noin,noout}", f)
+		}
+		flags = append(flags, f)
+	}
+	cli := c.cs.cli()
+	hosts := map[string]bool{}
+	classes := map[string]bool{}
+	for _, o := range c.cs.OSDs {
+		hosts[o.Host] = true
+		classes[o.Class] = true
+	}
+	type target struct {
+		m   map[string][]string
+		key string
+	}
+	var targets []target
+	for _, w := range whos {
+		for _, who := range strings.Split(w, ",") {
+			switch {
+			case strings.HasPrefix(who, "osd.") || isNumber(who):
+				n, err := strconv.Atoi(strings.TrimPrefix(who, "osd."))
+				if err != nil || c.cs.OSDs[n] == nil {
+					return c.fail(errnoENOENT, "osd.%s does not exist", strings.TrimPrefix(who, "osd."))
+				}
+				targets = append(targets, target{cli.OSDFlags, strconv.Itoa(n)})
+			case hosts[who]:
+				targets = append(targets, target{cli.NodeFlags, who})
+			case classes[who]:
+				targets = append(targets, target{cli.ClassFlags, who})
+			default:
+				return c.fail(errnoEINVAL, "unable to parse osd id or crush node or device class: \"%s\". ", who)
+			}
+		}
+	}
+	for _, t := range targets {
+		cur := t.m[t.key]
+		for _, f := range flags {
+			if set && !containsStr(cur, f) {
+				cur = append(cur, f)
+			}
+			if !set {
+				cur = removeStr(cur, f)
+			}
+		}
+		sort.Strings(cur)
+		if len(cur) == 0 {
+			delete(t.m, t.key)
+		} else {
+			t.m[t.key] = cur
+		}
+	}
+	c.cs.Epoch++
+	c.cs.settle()
+	return 0
+}
+
+func removeStr(l []string, s string) []string {
+	var out []string
+	for _, x := range l {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (c *cephCmd) osdDump() int {
+	var flags []string
+	for _, f := range cephFlagNames {
+		if c.cs.Flags[f] {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags, "sortbitwise", "recovery_deletes", "purged_snapdirs", "pglog_hardlimit")
+	cli := c.cs.cli()
+	var osds []map[string]any
+	for _, id := range c.cs.osdIDs() {
+		o := c.cs.OSDs[id]
+		state := []string{"exists"}
+		if o.isUp() {
+			state = append(state, "up")
+		}
+		state = append(state, cli.OSDFlags[strconv.Itoa(id)]...)
+		weight := 0.0
+		if o.In {
+			weight = 1
+		}
+		osds = append(osds, map[string]any{"osd": id, "uuid": o.UUID, "up": boolInt(o.isUp()), "in": boolInt(o.In),
+			"weight": weight, "primary_affinity": 1, "state": state})
+	}
+	if c.json() {
+		if osds == nil {
+			osds = []map[string]any{}
+		}
+		nodeFlags := map[string]any{}
+		for k, v := range cli.NodeFlags {
+			nodeFlags[k] = v
+		}
+		classFlags := map[string]any{}
+		for k, v := range cli.ClassFlags {
+			classFlags[k] = v
+		}
+		c.outJSON(map[string]any{"epoch": c.cs.Epoch, "fsid": c.cs.FSID, "flags": strings.Join(flags, ","),
+			"crush_node_flags": nodeFlags, "device_class_flags": classFlags, "osds": osds})
+		return 0
+	}
+	c.x.outf("epoch %d\nfsid %s\nflags %s\n", c.cs.Epoch, c.cs.FSID, strings.Join(flags, ","))
+	for _, id := range c.cs.osdIDs() {
+		o := c.cs.OSDs[id]
+		up, in, weight := "down", "out", 0
+		if o.isUp() {
+			up = "up"
+		}
+		if o.In {
+			in, weight = "in", 1
+		}
+		state := append([]string{"exists"}, cli.OSDFlags[strconv.Itoa(id)]...)
+		if o.isUp() {
+			state = append([]string{"exists", "up"}, cli.OSDFlags[strconv.Itoa(id)]...)
+		}
+		c.x.outf("osd.%d %s %s weight %d %s\n", id, up, in, weight, strings.Join(state, ","))
+	}
+	return 0
+}
+
+// ---- monitors and managers ----
+
+func (c *cephCmd) monOkToStop() int {
+	ids := c.words[2:]
+	if len(ids) == 0 {
+		return c.invalid("missing required parameter ids(<string>)")
+	}
+	var alive, stopping []string
+	for _, id := range ids {
+		if c.cs.Mons[id] == nil {
+			return c.fail(errnoENOENT, "mon.%s does not exist", id)
+		}
+	}
+	up, total := 0, len(c.cs.Mons)
+	for _, m := range c.cs.sortedMons() {
+		if containsStr(ids, m.ID) {
+			stopping = append(stopping, m.ID)
+			continue
+		}
+		if c.s.monUp(m) {
+			up++
+			alive = append(alive, m.ID)
+		}
+	}
+	if up*2 <= total {
+		return c.fail(errnoEBUSY, "not enough monitors would be available (%s) after stopping mons [%s]", strings.Join(alive, ","), strings.Join(stopping, ","))
+	}
+	c.x.errf("quorum should be preserved (%s) after stopping [%s]\n", strings.Join(alive, ","), strings.Join(stopping, ","))
+	return 0
+}
+
+func (c *cephCmd) quorumStatus() int {
+	var quorum []int
+	var names []string
+	var mons []map[string]any
+	for _, m := range c.cs.sortedMons() {
+		mons = append(mons, map[string]any{"rank": m.Rank, "name": m.ID, "addr": m.Addr + ":6789/0"})
+		if c.s.monUp(m) {
+			quorum = append(quorum, m.Rank)
+			names = append(names, m.ID)
+		}
+	}
+	out := map[string]any{"election_epoch": 2 * len(c.cs.Mons), "quorum": quorum, "quorum_names": names,
+		"monmap": map[string]any{"fsid": c.cs.FSID, "mons": mons}}
+	if len(names) > 0 {
+		out["quorum_leader_name"] = names[0]
+	}
+	c.outJSON(out)
+	return 0
+}
+
+func (c *cephCmd) mgrDump() int {
+	active := c.s.activeMgrLocked(c.cs)
+	standbys := []map[string]any{}
+	for _, id := range sortedKeys(c.cs.Mgrs) {
+		m := c.cs.Mgrs[id]
+		if m != active && !m.Stopped && !c.s.offline[m.Host] {
+			standbys = append(standbys, map[string]any{"name": id})
+		}
+	}
+	out := map[string]any{"epoch": c.cs.Epoch, "available": active != nil, "standbys": standbys, "modules": []string{"iostat", "nfs", "restful"}}
+	if active != nil {
+		out["active_name"] = active.ID
+	}
+	c.outJSON(out)
+	return 0
+}
