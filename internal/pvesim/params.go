@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A hand-written subset of PVE::JSONSchema: enough to reject what PVE
@@ -110,60 +111,23 @@ func (sc schema) validate(params map[string]string) map[string]string {
 	return errs
 }
 
+// check is check_prop for one top-level value: the type, then the format,
+// pattern, maxLength, minLength, range (of any value that is a number) and
+// enumeration, stopping at the first failure.
 func (p param) check(v string) string {
 	switch p.typ {
 	case tBoolean:
 		if v != "0" && v != "1" {
 			return fmt.Sprintf("type check ('boolean') failed - got '%s'", v)
 		}
-		return ""
 	case tInteger:
 		if !integerRE.MatchString(v) {
 			return fmt.Sprintf("type check ('integer') failed - got '%s'", v)
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Sprintf("type check ('integer') failed - got '%s'", v)
-		}
-		if p.min != nil && n < *p.min {
-			return fmt.Sprintf("value must have a minimum value of %d", *p.min)
-		}
-		if p.max != nil && n > *p.max {
-			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
-		}
-		return ""
 	case tNumber:
 		if !numberRE.MatchString(v) {
 			return fmt.Sprintf("type check ('number') failed - got '%s'", v)
 		}
-		x, _ := strconv.ParseFloat(v, 64)
-		if p.minF != nil && x < *p.minF {
-			return fmt.Sprintf("value must have a minimum value of %s", strconv.FormatFloat(*p.minF, 'f', -1, 64))
-		}
-		if p.min != nil && x < float64(*p.min) {
-			return fmt.Sprintf("value must have a minimum value of %d", *p.min)
-		}
-		if p.max != nil && x > float64(*p.max) {
-			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
-		}
-		return ""
-	}
-	if p.maxLength > 0 && len(v) > p.maxLength {
-		return fmt.Sprintf("value may only be %d characters long", p.maxLength)
-	}
-	if p.minLength > 0 && len(v) < p.minLength {
-		return fmt.Sprintf("value must be at least %d characters long", p.minLength)
-	}
-	if p.pattern != nil && !p.pattern.MatchString(v) {
-		return "value does not match the regex pattern"
-	}
-	if len(p.enum) > 0 {
-		for _, e := range p.enum {
-			if e == v {
-				return ""
-			}
-		}
-		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
 	}
 	if p.format != "" || p.formatFn != nil {
 		check := func(v string) string { return checkFormat(p.format, v) }
@@ -174,6 +138,45 @@ func (p param) check(v string) string {
 			// check_format's die text keeps its newline inside the error.
 			return "invalid format - " + msg + "\n"
 		}
+	}
+	if p.pattern != nil && !p.pattern.MatchString(v) {
+		return "value does not match the regex pattern"
+	}
+	if p.maxLength > 0 && utf8.RuneCountInString(v) > p.maxLength {
+		return fmt.Sprintf("value may only be %d characters long", p.maxLength)
+	}
+	if p.minLength > 0 && utf8.RuneCountInString(v) < p.minLength {
+		return fmt.Sprintf("value must be at least %d characters long", p.minLength)
+	}
+	if numberRE.MatchString(v) {
+		x, _ := strconv.ParseFloat(v, 64)
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			// Compare integers exactly; floats lose precision past 2^53.
+			if p.max != nil && n > *p.max {
+				return fmt.Sprintf("value must have a maximum value of %d", *p.max)
+			}
+			if p.min != nil && n < *p.min {
+				return fmt.Sprintf("value must have a minimum value of %d", *p.min)
+			}
+		} else {
+			if p.max != nil && x > float64(*p.max) {
+				return fmt.Sprintf("value must have a maximum value of %d", *p.max)
+			}
+			if p.min != nil && x < float64(*p.min) {
+				return fmt.Sprintf("value must have a minimum value of %d", *p.min)
+			}
+		}
+		if p.minF != nil && x < *p.minF {
+			return fmt.Sprintf("value must have a minimum value of %s", strconv.FormatFloat(*p.minF, 'f', -1, 64))
+		}
+	}
+	if len(p.enum) > 0 {
+		for _, e := range p.enum {
+			if e == v {
+				return ""
+			}
+		}
+		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
 	}
 	return ""
 }
@@ -203,15 +206,15 @@ func checkFormat(format, v string) string {
 			return fmt.Sprintf("invalid configuration ID '%s'", v)
 		}
 	case "ipv4":
-		if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
+		if !ipv4RE.MatchString(v) {
 			return "value does not look like a valid IPv4 address"
 		}
 	case "ipv6":
-		if a, err := netip.ParseAddr(v); err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
+		if !ipv6RE.MatchString(v) {
 			return "value does not look like a valid IPv6 address"
 		}
 	case "ip":
-		if _, err := netip.ParseAddr(v); err != nil {
+		if !ipRE.MatchString(v) {
 			return "value does not look like a valid IP address"
 		}
 	case "CIDRv4":
@@ -223,8 +226,9 @@ func checkFormat(format, v string) string {
 			return "value does not look like a valid IPv6 CIDR network"
 		}
 	case "ipv4mask":
-		if _, ok := maskBits(v); !ok {
-			return "value does not look like a valid IPv4 netmask"
+		// The mask table of JSONSchema.pm starts at 0.0.0.0.
+		if _, ok := maskBits(v); !ok && v != "0.0.0.0" {
+			return "value does not look like a valid IP netmask"
 		}
 	case "pve-vlan-id-or-range-list":
 		for _, item := range splitList(v) {
@@ -232,14 +236,26 @@ func checkFormat(format, v string) string {
 			if m == nil {
 				return fmt.Sprintf("invalid VLAN configuration '%s'", item)
 			}
-			for _, t := range m[1:] {
-				if t == "" {
+			// The end is checked only when true in Perl: "5-0" passes.
+			for i, t := range m[1:] {
+				if i == 1 && (t == "" || t == "0") {
 					continue
 				}
 				if n, _ := strconv.Atoi(t); n < 2 || n > 4094 {
 					return fmt.Sprintf("invalid VLAN tag '%s'", t)
 				}
 			}
+			if m[2] != "" && m[2] != "0" {
+				start, _ := strconv.Atoi(m[1])
+				end, _ := strconv.Atoi(m[2])
+				if start >= end {
+					return fmt.Sprintf("VLAN range must go from lower to higher tag '%s'", item)
+				}
+			}
+		}
+	default:
+		if msg, ok := checkNamedFormat(format, v); ok {
+			return msg
 		}
 	}
 	return ""
@@ -248,19 +264,16 @@ func checkFormat(format, v string) string {
 // validCIDR mirrors pve_verify_cidrv4/6: an address (host bits allowed)
 // with a prefix length of 8..32 (8..128 for IPv6).
 func validCIDR(v string, v4 bool) bool {
-	addr, bits, ok := strings.Cut(v, "/")
-	if !ok || !integerRE.MatchString(bits) {
-		return false
-	}
-	a, err := netip.ParseAddr(addr)
-	if err != nil || a.Zone() != "" {
-		return false
-	}
-	n, _ := strconv.Atoi(bits)
+	re, maxBits := cidrV6RE, 128
 	if v4 {
-		return a.Is4() && n >= 8 && n <= 32
+		re, maxBits = cidrV4RE, 32
 	}
-	return a.Is6() && !a.Is4In6() && n >= 8 && n <= 128
+	m := re.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	n, err := strconv.Atoi(m[1])
+	return err == nil && n > 7 && n <= maxBits
 }
 
 // maskBits converts a dotted IPv4 netmask to its prefix length.
