@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -82,13 +83,27 @@ func splitList(s string) []string {
 
 // validate returns per-parameter errors like PVE::JSONSchema::validate.
 func (sc schema) validate(params map[string]string) map[string]string {
+	return sc.validateKinds(params, nil)
+}
+
+// validateKinds is validate for values that may not have been plain
+// strings (kinds, from readParams): check_object checks every schema key,
+// then, for every key given, `requires` (even when the key's own check
+// failed) and whether the schema has it.
+func (sc schema) validateKinds(params map[string]string, kinds map[string]valueKind) map[string]string {
 	errs := map[string]string{}
 	for k := range params {
 		if _, ok := sc[k]; !ok {
 			errs[k] = "property is not defined in schema and the schema does not allow additional properties"
 		}
 	}
-	for k, p := range sc {
+	keys := make([]string, 0, len(sc))
+	for k := range sc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := sc[k]
 		v, ok := params[k]
 		if !ok {
 			if !p.optional {
@@ -96,17 +111,28 @@ func (sc schema) validate(params map[string]string) map[string]string {
 			}
 			continue
 		}
-		if msg := p.check(v); msg != "" {
+		msg, handled := p.checkKind(kinds[k])
+		if !handled {
+			msg = p.check(v)
+		}
+		if msg != "" {
 			errs[k] = msg
+		}
+	}
+	for _, k := range keys {
+		p := sc[k]
+		if _, ok := params[k]; !ok || p.requires == "" {
 			continue
 		}
-		if p.requires != "" {
-			if _, ok := params[p.requires]; !ok {
-				if _, already := errs[p.requires]; !already {
-					errs[p.requires] = fmt.Sprintf("missing property required by '%s'", k)
-				}
-			}
+		if _, ok := params[p.requires]; ok && kinds[p.requires] != kindUndef {
+			continue
 		}
+		msg := fmt.Sprintf("missing property required by '%s'", k)
+		if old, ok := errs[p.requires]; ok {
+			// add_error joins with a single-quoted '\n': backslash, n.
+			msg = old + `\n` + msg
+		}
+		errs[p.requires] = msg
 	}
 	return errs
 }
