@@ -234,3 +234,14 @@ func TestJSONBooleanForInteger(t *testing.T) {
 		t.Fatalf("max_workers: %v", got["max_workers"])
 	}
 }
+
+func TestDraidConfigPropertyString(t *testing.T) {
+	p := draidConfigParam()
+	if msg := p.check("data=2,spares=0"); msg != "" {
+		t.Fatalf("valid: %q", msg)
+	}
+	want := "invalid format - format error\ndraid-config.data: value must have a minimum value of 1\ndraid-config.spares: property is missing and it is not optional\n"
+	if msg := p.check("data=0"); msg != want {
+		t.Fatalf("invalid:\n got %q\nwant %q", msg, want)
+	}
+}
