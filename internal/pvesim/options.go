@@ -58,8 +58,6 @@ const tagRE = `(?i:[a-z0-9_][a-z0-9_\-+.]*)`
 
 var (
 	colorOverrideRE = tagRE + `:[0-9a-fA-F]{6}(?::[0-9a-fA-F]{6})?`
-	macPrefixRE     = regexp.MustCompile(`^(?i:[a-f0-9][02468ace](?::[a-f0-9]{2}){0,2}(?::[a-f0-9]?)?)$`)
-	emailOptRE      = regexp.MustCompile(`^[\w+\-~]+(?:\.[\w+\-~]+)*@[a-zA-Z0-9\-]+(?:\.[a-zA-Z0-9\-]+)*$`)
 	httpProxyRE     = regexp.MustCompile(`^(?:http://.*)$`)
 	registeredTagRE = regexp.MustCompile(`^(?:(?:` + tagRE + `;)*` + tagRE + `)$`)
 )
@@ -257,8 +255,10 @@ func (k psKey) check(v any) string {
 			return fmt.Sprintf("type check ('number') failed - got '%s'", s)
 		}
 	}
-	if k.format == "CIDR" && !validCIDR(s, true) && !validCIDR(s, false) {
-		return "invalid format - value does not look like a valid CIDR network\n"
+	if k.format != "" {
+		if msg := checkFormat(k.format, s); msg != "" {
+			return "invalid format - " + msg + "\n"
+		}
 	}
 	if k.pattern != nil && !k.pattern.MatchString(s) {
 		return "value does not match the regex pattern"
@@ -305,22 +305,8 @@ func optionsParams(rel pveRelease) schema {
 		"max_workers":        pInt(i64(1), nil),
 		"migration_unsecure": pBool(),
 	}
-	email := pFmt("email-opt")
-	email.formatFn = func(v string) string {
-		if v != "" && !emailOptRE.MatchString(v) {
-			return "value does not look like a valid email address"
-		}
-		return ""
-	}
-	sc["email_from"] = email
-	mac := pFmt("mac-prefix")
-	mac.formatFn = func(v string) string {
-		if !macPrefixRE.MatchString(v) {
-			return "value is not a valid unicast MAC address prefix"
-		}
-		return ""
-	}
-	sc["mac_prefix"] = mac
+	sc["email_from"] = pFmt("email-opt")
+	sc["mac_prefix"] = pFmt("mac-prefix")
 	proxy := pStr()
 	proxy.pattern = httpProxyRE
 	sc["http_proxy"] = proxy

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A hand-written subset of PVE::JSONSchema: enough to reject what PVE
@@ -81,12 +81,18 @@ func splitList(s string) []string {
 	return out
 }
 
-// validate returns per-parameter errors like PVE::JSONSchema::validate:
-// check_object first checks every schema property (missing or invalid),
-// then, per sent key, its `requires` (whether or not the key's own value
-// was valid) and whether the schema knows it. A key with several errors
-// gets them joined by a literal backslash-n (add_error's join('\n')).
+// validate returns per-parameter errors like PVE::JSONSchema::validate.
 func (sc schema) validate(params map[string]string) map[string]string {
+	return sc.validateKinds(params, nil)
+}
+
+// validateKinds is validate for values that may not have been plain
+// strings (kinds, from readParams). check_object first checks every schema
+// property (missing or invalid), then, per key given, its `requires`
+// (whether or not the key's own value was valid) and whether the schema
+// knows it. A key with several errors gets them joined by a literal
+// backslash-n (add_error's single-quoted join('\n')).
+func (sc schema) validateKinds(params map[string]string, kinds map[string]valueKind) map[string]string {
 	errs := map[string]string{}
 	add := func(k, msg string) {
 		if prev, ok := errs[k]; ok {
@@ -95,7 +101,13 @@ func (sc schema) validate(params map[string]string) map[string]string {
 		}
 		errs[k] = msg
 	}
-	for k, p := range sc {
+	keys := make([]string, 0, len(sc))
+	for k := range sc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := sc[k]
 		v, ok := params[k]
 		if !ok {
 			if !p.optional {
@@ -103,70 +115,54 @@ func (sc schema) validate(params map[string]string) map[string]string {
 			}
 			continue
 		}
-		if msg := p.check(v); msg != "" {
+		msg, handled := p.checkKind(kinds[k])
+		if !handled {
+			msg = p.check(v)
+		}
+		if msg != "" {
 			add(k, msg)
 		}
 	}
-	keys := make([]string, 0, len(params))
+	given := make([]string, 0, len(params))
 	for k := range params {
-		keys = append(keys, k)
+		given = append(given, k)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	sort.Strings(given)
+	for _, k := range given {
 		p, ok := sc[k]
 		if !ok {
 			add(k, "property is not defined in schema and the schema does not allow additional properties")
 			continue
 		}
-		if p.requires != "" {
-			if _, ok := params[p.requires]; !ok {
-				add(p.requires, fmt.Sprintf("missing property required by '%s'", k))
-			}
+		if p.requires == "" {
+			continue
 		}
+		if _, ok := params[p.requires]; ok && kinds[p.requires] != kindUndef {
+			continue
+		}
+		add(p.requires, fmt.Sprintf("missing property required by '%s'", k))
 	}
 	return errs
 }
 
+// check is check_prop for one top-level value: the type, then the format,
+// pattern, maxLength, minLength, range (of any value that is a number) and
+// enumeration, stopping at the first failure.
 func (p param) check(v string) string {
 	switch p.typ {
 	case tBoolean:
 		if v != "0" && v != "1" {
 			return fmt.Sprintf("type check ('boolean') failed - got '%s'", v)
 		}
-		return ""
 	case tInteger:
 		if !integerRE.MatchString(v) {
 			return fmt.Sprintf("type check ('integer') failed - got '%s'", v)
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Sprintf("type check ('integer') failed - got '%s'", v)
-		}
-		if p.min != nil && n < *p.min {
-			return fmt.Sprintf("value must have a minimum value of %d", *p.min)
-		}
-		if p.max != nil && n > *p.max {
-			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
-		}
-		return ""
 	case tNumber:
 		if !numberRE.MatchString(v) {
 			return fmt.Sprintf("type check ('number') failed - got '%s'", v)
 		}
-		x, _ := strconv.ParseFloat(v, 64)
-		if p.minF != nil && x < *p.minF {
-			return fmt.Sprintf("value must have a minimum value of %s", strconv.FormatFloat(*p.minF, 'f', -1, 64))
-		}
-		if p.min != nil && x < float64(*p.min) {
-			return fmt.Sprintf("value must have a minimum value of %d", *p.min)
-		}
-		if p.max != nil && x > float64(*p.max) {
-			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
-		}
-		return ""
 	}
-	// check_prop's order: format, pattern, maxLength, minLength, enum;
-	// the first failing check is the key's error.
 	if p.format != "" || p.formatFn != nil {
 		check := func(v string) string { return checkFormat(p.format, v) }
 		if p.formatFn != nil {
@@ -180,13 +176,40 @@ func (p param) check(v string) string {
 	if p.pattern != nil && !p.pattern.MatchString(v) {
 		return "value does not match the regex pattern"
 	}
-	if p.maxLength > 0 && len(v) > p.maxLength {
+	if p.maxLength > 0 && utf8.RuneCountInString(v) > p.maxLength {
 		return fmt.Sprintf("value may only be %d characters long", p.maxLength)
 	}
-	if p.minLength > 0 && len(v) < p.minLength {
+	if p.minLength > 0 && utf8.RuneCountInString(v) < p.minLength {
 		return fmt.Sprintf("value must be at least %d characters long", p.minLength)
 	}
-	if len(p.enum) > 0 && !slices.Contains(p.enum, v) {
+	if numberRE.MatchString(v) {
+		x, _ := strconv.ParseFloat(v, 64)
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			// Compare integers exactly; floats lose precision past 2^53.
+			if p.max != nil && n > *p.max {
+				return fmt.Sprintf("value must have a maximum value of %d", *p.max)
+			}
+			if p.min != nil && n < *p.min {
+				return fmt.Sprintf("value must have a minimum value of %d", *p.min)
+			}
+		} else {
+			if p.max != nil && x > float64(*p.max) {
+				return fmt.Sprintf("value must have a maximum value of %d", *p.max)
+			}
+			if p.min != nil && x < float64(*p.min) {
+				return fmt.Sprintf("value must have a minimum value of %d", *p.min)
+			}
+		}
+		if p.minF != nil && x < *p.minF {
+			return fmt.Sprintf("value must have a minimum value of %s", strconv.FormatFloat(*p.minF, 'f', -1, 64))
+		}
+	}
+	if len(p.enum) > 0 {
+		for _, e := range p.enum {
+			if e == v {
+				return ""
+			}
+		}
 		return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
 	}
 	return ""
@@ -217,15 +240,15 @@ func checkFormat(format, v string) string {
 			return fmt.Sprintf("invalid configuration ID '%s'", v)
 		}
 	case "ipv4":
-		if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
+		if !ipv4RE.MatchString(v) {
 			return "value does not look like a valid IPv4 address"
 		}
 	case "ipv6":
-		if a, err := netip.ParseAddr(v); err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
+		if !ipv6RE.MatchString(v) {
 			return "value does not look like a valid IPv6 address"
 		}
 	case "ip":
-		if _, err := netip.ParseAddr(v); err != nil {
+		if !ipRE.MatchString(v) {
 			return "value does not look like a valid IP address"
 		}
 	case "CIDRv4":
@@ -237,8 +260,9 @@ func checkFormat(format, v string) string {
 			return "value does not look like a valid IPv6 CIDR network"
 		}
 	case "ipv4mask":
-		if _, ok := maskBits(v); !ok {
-			return "value does not look like a valid IPv4 netmask"
+		// The mask table of JSONSchema.pm starts at 0.0.0.0.
+		if _, ok := maskBits(v); !ok && v != "0.0.0.0" {
+			return "value does not look like a valid IP netmask"
 		}
 	case "pve-vlan-id-or-range-list":
 		for _, item := range splitList(v) {
@@ -246,14 +270,26 @@ func checkFormat(format, v string) string {
 			if m == nil {
 				return fmt.Sprintf("invalid VLAN configuration '%s'", item)
 			}
-			for _, t := range m[1:] {
-				if t == "" {
+			// The end is checked only when true in Perl: "5-0" passes.
+			for i, t := range m[1:] {
+				if i == 1 && (t == "" || t == "0") {
 					continue
 				}
 				if n, _ := strconv.Atoi(t); n < 2 || n > 4094 {
 					return fmt.Sprintf("invalid VLAN tag '%s'", t)
 				}
 			}
+			if m[2] != "" && m[2] != "0" {
+				start, _ := strconv.Atoi(m[1])
+				end, _ := strconv.Atoi(m[2])
+				if start >= end {
+					return fmt.Sprintf("VLAN range must go from lower to higher tag '%s'", item)
+				}
+			}
+		}
+	default:
+		if msg, ok := checkNamedFormat(format, v); ok {
+			return msg
 		}
 	}
 	return ""
@@ -262,19 +298,16 @@ func checkFormat(format, v string) string {
 // validCIDR mirrors pve_verify_cidrv4/6: an address (host bits allowed)
 // with a prefix length of 8..32 (8..128 for IPv6).
 func validCIDR(v string, v4 bool) bool {
-	addr, bits, ok := strings.Cut(v, "/")
-	if !ok || !integerRE.MatchString(bits) {
-		return false
-	}
-	a, err := netip.ParseAddr(addr)
-	if err != nil || a.Zone() != "" {
-		return false
-	}
-	n, _ := strconv.Atoi(bits)
+	re, maxBits := cidrV6RE, 128
 	if v4 {
-		return a.Is4() && n >= 8 && n <= 32
+		re, maxBits = cidrV4RE, 32
 	}
-	return a.Is6() && !a.Is4In6() && n >= 8 && n <= 128
+	m := re.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	n, err := strconv.Atoi(m[1])
+	return err == nil && n > 7 && n <= maxBits
 }
 
 // maskBits converts a dotted IPv4 netmask to its prefix length.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +65,10 @@ type call struct {
 	method   string
 	path     string
 	params   map[string]string
-	user     string // "root@pam" or "root@pam!terraform"
+	// kinds marks the params that were not plain strings in PVE
+	// (server_params.go); validation refuses or skips them.
+	kinds map[string]valueKind
+	user  string // "root@pam" or "root@pam!terraform"
 	// extra top-level keys of the envelope (total, changes)
 	extra map[string]any
 }
@@ -170,7 +173,7 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 		rel = r.URL.Path
 	}
 	rec := Request{Time: start, Node: listener, Method: r.Method, Path: rel, Auth: authKind(r)}
-	params, perr := readParams(r)
+	params, kinds, perr := readParams(r)
 	rec.Params = redactParams(params)
 	sw := &statusWriter{ResponseWriter: w, rec: &rec, s: s}
 
@@ -213,11 +216,22 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 		s.writeError(sw, errf(http.StatusNotImplemented, "Method '%s %s' not implemented", r.Method, rel))
 		return
 	}
-	for k, v := range vars {
-		if pv, ok := params[k]; ok && pv != v {
-			s.writeError(sw, paramErr1(k, "duplicate parameter (already defined in URI) with conflicting values"))
+	// pve-manager HTTPServer: a parameter also in the URI must be equal
+	// (an array or undefined value never is); keys in sorted order.
+	dup := make([]string, 0, len(vars))
+	for k := range vars {
+		if _, ok := params[k]; ok {
+			dup = append(dup, k)
+		}
+	}
+	sort.Strings(dup)
+	for _, k := range dup {
+		if params[k] != vars[k] || kinds[k] != kindScalar {
+			s.writeError(sw, paramErr1(k, "duplicate parameter (already defined in URI) with conflicting values!"))
 			return
 		}
+	}
+	for k, v := range vars {
 		params[k] = v
 	}
 	if md.rootOnly && user != "root@pam" {
@@ -226,7 +240,7 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	c := &call{s: s, listener: listener, method: r.Method, path: rel, params: params, user: user}
+	c := &call{s: s, listener: listener, method: r.Method, path: rel, params: params, kinds: kinds, user: user}
 	res, herr := s.dispatch(c, rt, md)
 	s.mu.Unlock()
 	if herr != nil {
@@ -256,7 +270,7 @@ func (s *Sim) dispatch(c *call, rt *route, md *method) (any, *apiError) {
 	if md.paramsFor != nil {
 		sc = md.paramsFor(c)
 	}
-	if errs := sc.validate(c.params); sc != nil && len(errs) > 0 {
+	if errs := sc.validateKinds(c.params, c.kinds); sc != nil && len(errs) > 0 {
 		return nil, paramErr(errs)
 	}
 	return md.handler(c)
@@ -276,22 +290,25 @@ func (s *Sim) authDelay() {
 
 const maxPostBody = 512 * 1024
 
-// readParams merges the body (form or JSON) and the query string; the query
-// wins, `_dc` is dropped. A body on GET/DELETE is a 501 as in pve-http-server.
-func readParams(r *http.Request) (map[string]string, *apiError) {
+// readParams is pve-http-server's extract_params: the body (JSON, or
+// form-encoded by decode_urlencoded) and then the query string, whose keys
+// replace the body's; `_dc` is dropped. A body on GET/DELETE is a 501 as in
+// pve-http-server. kinds marks the values that were not plain strings.
+func readParams(r *http.Request) (map[string]string, map[string]valueKind, *apiError) {
 	params := map[string]string{}
+	kinds := map[string]valueKind{}
 	// pve-http-server AnyEvent.pm: $limit_max_post = 512 KiB, refused
 	// as 501 "for data too large".
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxPostBody+1))
 	if err != nil {
-		return params, errf(http.StatusBadRequest, "unable to read request body")
+		return params, kinds, errf(http.StatusBadRequest, "unable to read request body")
 	}
 	if len(body) > maxPostBody {
-		return params, errf(http.StatusNotImplemented, "for data too large")
+		return params, kinds, errf(http.StatusNotImplemented, "for data too large")
 	}
 	if len(body) > 0 {
 		if r.Method != http.MethodPost && r.Method != http.MethodPut {
-			return params, errf(http.StatusNotImplemented, "Unexpected content for method '%s'", r.Method)
+			return params, kinds, errf(http.StatusNotImplemented, "Unexpected content for method '%s'", r.Method)
 		}
 		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if ct == "application/json" {
@@ -299,41 +316,21 @@ func readParams(r *http.Request) (map[string]string, *apiError) {
 			dec := json.NewDecoder(strings.NewReader(string(body)))
 			dec.UseNumber()
 			if err := dec.Decode(&m); err != nil {
-				return params, errf(http.StatusBadRequest, "malformed JSON string: %v", err)
+				return params, kinds, errf(http.StatusBadRequest, "malformed JSON string: %v", err)
 			}
 			for k, v := range m {
-				switch x := v.(type) {
-				case nil:
-				case bool:
-					if x {
-						params[k] = "1"
-					} else {
-						params[k] = "0"
-					}
-				case json.Number:
-					params[k] = x.String()
-				case string:
-					params[k] = x
-				default:
-					b, _ := json.Marshal(x)
-					params[k] = string(b)
+				if v != nil {
+					jsonParam(k, v, params, kinds)
 				}
 			}
 		} else {
-			vals, err := url.ParseQuery(string(body))
-			if err != nil {
-				return params, errf(http.StatusBadRequest, "unable to parse request body")
-			}
-			for k, v := range vals {
-				params[k] = v[0]
-			}
+			decodeURLEncoded(string(body), params, kinds)
 		}
 	}
-	for k, v := range r.URL.Query() {
-		params[k] = v[0]
-	}
+	decodeURLEncoded(r.URL.RawQuery, params, kinds)
 	delete(params, "_dc")
-	return params, nil
+	delete(kinds, "_dc")
+	return params, kinds, nil
 }
 
 func (s *Sim) writeData(w http.ResponseWriter, data any, extra map[string]any) {

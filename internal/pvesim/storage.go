@@ -134,7 +134,7 @@ func storageIDParam() param { return pFmt("pve-storage-id").req() }
 func storageConfigSchema(rel pveRelease, create bool) schema {
 	sc := schema{
 		"storage": storageIDParam(), "nodes": pFmt("pve-node-list"), "content": pFmt("pve-storage-content-list"),
-		"disable": pBool(), "shared": pBool(), "bwlimit": pStr(), "content-dirs": pFmt("pve-dir-override-list"),
+		"disable": pBool(), "shared": pBool(), "bwlimit": psParam(datacenterFormats(rel)["bwlimit"], "bwlimit"), "content-dirs": pFmt("pve-dir-override-list"),
 		"prune-backups": pFmt("prune-backups"), "max-protected-backups": pInt(i64(-1), nil),
 		"format": pEnum("raw", "qcow2", "subvol", "vmdk"), "mkdir": pBool(), "create-base-path": pBool(), "create-subdirs": pBool(),
 		"is_mountpoint": pStr(), "preallocation": pEnum("off", "metadata", "falloc", "full"), "server": pFmt("pve-storage-server"),

@@ -115,7 +115,7 @@ func registerStorageDisks(t *routeTable) {
 		"node": nodeParam(), "name": name(), "devices": pFmt("string-list").req(),
 		"raidlevel":   pEnum("single", "mirror", "raid10", "raidz", "raidz2", "raidz3", "draid", "draid2", "draid3").req(),
 		"ashift":      pInt(i64(9), i64(16)),
-		"compression": pEnum("on", "off", "gzip", "lz4", "lzjb", "zle", "zstd"), "add_storage": pBool(), "draid-config": pStr(),
+		"compression": pEnum("on", "off", "gzip", "lz4", "lzjb", "zle", "zstd"), "add_storage": pBool(), "draid-config": draidConfigParam(),
 	}, handler: createZPool})
 	t.add("GET", "/nodes/{node}/disks/zfs/{name}", &method{params: schema{"node": nodeParam(), "name": name()}, handler: readZPool})
 	t.add("DELETE", "/nodes/{node}/disks/zfs/{name}", &method{params: schema{

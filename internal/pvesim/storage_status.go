@@ -29,7 +29,7 @@ func registerStorageStatus(t *routeTable) {
 	}, handler: nodeStorageStatus})
 	t.add("GET", "/nodes/{node}/storage/{storage}/content", &method{params: schema{
 		"node": nodeParam(), "storage": storageIDParam(), "content": pFmt("pve-storage-content"),
-		"vmid": pInt(i64(100), i64(999999999)),
+		"vmid": vmidParam().opt(),
 	}, handler: nodeStorageContent})
 }
 

@@ -152,10 +152,10 @@ func registerTasks(t *routeTable) {
 		"source":       pEnum("archive", "active", "all"),
 		"typefilter":   pStr(),
 		"userfilter":   pStr(),
-		"vmid":         pInt(i64(100), i64(999999999)),
+		"vmid":         vmidParam().opt(),
 		"since":        pInt(nil, nil),
 		"until":        pInt(nil, nil),
-		"statusfilter": pStr(),
+		"statusfilter": pFmt("pve-task-status-type-list"),
 		"errors":       pBool(),
 	}, handler: listTasks})
 	t.add("GET", "/nodes/{node}/tasks/{upid}", &method{params: schema{"node": nodeParam(), "upid": upidP}, handler: func(c *call) (any, *apiError) {
