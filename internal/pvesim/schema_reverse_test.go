@@ -387,9 +387,10 @@ const unknownParamMsg = "property is not defined in schema and the schema does n
 
 // expectedMessages are the texts check_prop may give for a value made to
 // fail one check (pve-common JSONSchema.pm check_type, check_prop,
-// check_object). For strings, check_prop tries format, pattern,
-// maxLength, minLength, then enum and stops at the first failure, so a
-// value made too long may fail the format or pattern first.
+// check_object). After the type, check_prop tries format, pattern,
+// maxLength, minLength, the range (of numbers), then enum and stops at the
+// first failure, so a value made too long or out of range may fail the
+// format or pattern first (vmid=99 is not a valid pve-vmid).
 func expectedMessages(p apiParam, check, value string) []string {
 	bound := func(n *looseNumber) string { return strconv.FormatFloat(float64(*n), 'f', -1, 64) }
 	var out []string
@@ -397,9 +398,9 @@ func expectedMessages(p apiParam, check, value string) []string {
 	case strings.HasSuffix(check, " type"):
 		return []string{fmt.Sprintf("type check ('%s') failed - got '%s'", p.Type, value)}
 	case check == "maximum":
-		return []string{"value must have a maximum value of " + bound(p.Maximum)}
+		out = append(out, "value must have a maximum value of "+bound(p.Maximum))
 	case check == "minimum":
-		return []string{"value must have a minimum value of " + bound(p.Minimum)}
+		out = append(out, "value must have a minimum value of "+bound(p.Minimum))
 	case check == "not optional":
 		return []string{"property is missing and it is not optional"}
 	case check == "requires":
