@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -154,18 +155,24 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 		"iface": d.Name, "type": d.Type, "priority": d.Priority,
 		"families": d.families(), "method": "manual", "method6": "manual",
 	}
+	if ns.current().Ifaces[d.Name] == nil {
+		delete(m, "priority") // a NIC the file does not mention has only "exists"
+	}
 	if d.Autostart {
 		m["autostart"] = 1
 	}
 	if contains(ns.Active, d.Name) {
 		m["active"] = 1
 	}
-	if ns.isPhysical(d.Name) {
-		m["exists"] = 1
+	if ex, ok := ns.exists(d); ok {
+		m["exists"] = ex
 	}
+	// The reader maps address/netmask to cidr, falling back to a host
+	// prefix when the file has no mask.
 	if d.Address != "" {
 		m["method"] = "static"
 		m["address"] = d.Address
+		m["cidr"] = d.Address + "/32"
 		if d.Netmask != "" {
 			m["netmask"] = d.Netmask
 			m["cidr"] = d.Address + "/" + d.Netmask
@@ -177,6 +184,7 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	if d.Address6 != "" {
 		m["method6"] = "static"
 		m["address6"] = d.Address6
+		m["cidr6"] = d.Address6 + "/128"
 		if d.Netmask6 != "" {
 			m["netmask6"] = d.Netmask6
 			m["cidr6"] = d.Address6 + "/" + d.Netmask6
@@ -185,14 +193,24 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	if d.Gateway6 != "" {
 		m["gateway6"] = d.Gateway6
 	}
+	// Simple options come back as the text of the file.
 	if d.MTU > 0 {
-		m["mtu"] = d.MTU
+		m["mtu"] = strconv.Itoa(d.MTU)
 	}
-	if d.Comments != "" {
-		m["comments"] = strings.TrimRight(d.Comments, "\n") + "\n"
+	// The reader appends the inet6 stanza's comments to comments and drops
+	// comments6; each stanza only carries its own family's comments.
+	var comments string
+	for _, fam := range d.families() {
+		c := d.Comments
+		if fam == "inet6" {
+			c = d.Comments6
+		}
+		if c != "" {
+			comments += strings.TrimRight(c, "\n") + "\n"
+		}
 	}
-	if d.Comments6 != "" {
-		m["comments6"] = strings.TrimRight(d.Comments6, "\n") + "\n"
+	if comments != "" {
+		m["comments"] = comments
 	}
 	switch d.Type {
 	case "bridge":
@@ -223,6 +241,9 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	case "vlan":
 		if mm := vlanDotRE.FindStringSubmatch(d.Name); mm != nil {
 			m["vlan-raw-device"], m["vlan-id"] = mm[1], mm[2]
+			if d.VlanRawDevice != "" {
+				m["vlan-raw-device"] = d.VlanRawDevice
+			}
 		} else {
 			if d.VlanRawDevice != "" {
 				m["vlan-raw-device"] = d.VlanRawDevice
@@ -236,6 +257,41 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	}
 	return m
 }
+
+// exists is the reader's "exists": 1 for a NIC the kernel has; an alias or
+// vlan inherits its parent's value (absent for a parent that is no NIC, 0
+// for a parent missing from the file).
+func (ns *nodeState) exists(d *netIface) (int, bool) {
+	parent := ""
+	switch {
+	case d.Type == "bond" || d.Type == "bridge":
+	case aliasRE.MatchString(d.Name):
+		parent = aliasRE.FindStringSubmatch(d.Name)[1]
+	case d.Type == "vlan":
+		if mm := vlanDotRE.FindStringSubmatch(d.Name); mm != nil {
+			parent = mm[1]
+		}
+		if d.VlanRawDevice != "" {
+			parent = d.VlanRawDevice
+		}
+	}
+	if parent == "" {
+		if ns.isPhysical(d.Name) {
+			return 1, true
+		}
+		return 0, false
+	}
+	cfg := ns.current()
+	if cfg.Ifaces[parent] == nil && !ns.isPhysical(parent) {
+		return 0, true
+	}
+	if ns.isPhysical(parent) {
+		return 1, true
+	}
+	return 0, false
+}
+
+var aliasRE = regexp.MustCompile(`^(\S+):\d+$`)
 
 // netTypes are the interface types of a release; PVE 9 added fabric.
 func netTypes(rel pveRelease) []string {
@@ -364,26 +420,23 @@ func applyNetwork(c *call) (any, *apiError) {
 	return upid, nil
 }
 
-// mapCIDR splits cidr/cidr6 into address and netmask.
+// mapCIDR splits cidr/cidr6 into address and netmask; the first conflict
+// found is raised alone, in Network.pm's order.
 func mapCIDR(p map[string]string) *apiError {
-	errs := map[string]string{}
 	for _, suf := range []string{"", "6"} {
 		cidr, ok := p["cidr"+suf]
 		if !ok || cidr == "" {
 			continue
 		}
 		if p["address"+suf] != "" {
-			errs["address"+suf] = "address conflicts with cidr"
+			return paramErr1("address"+suf, "address"+suf+" conflicts with cidr"+suf)
 		}
 		if p["netmask"+suf] != "" {
-			errs["netmask"+suf] = "netmask conflicts with cidr"
+			return paramErr1("netmask"+suf, "netmask"+suf+" conflicts with cidr"+suf)
 		}
 		addr, mask, _ := strings.Cut(cidr, "/")
 		p["address"+suf], p["netmask"+suf] = addr, mask
 		delete(p, "cidr"+suf)
-	}
-	if len(errs) > 0 {
-		return paramErr(errs)
 	}
 	return nil
 }
@@ -403,11 +456,19 @@ func checkGateways(cfg *netConfig, iface string, p map[string]string) *apiError 
 	return nil
 }
 
-// checkPorts is Network.pm's $check_duplicate_ports, including its quirk:
-// the error key names the *other* interface's port parameter.
+// checkPorts is Network.pm's $check_duplicate_ports: the error is filed
+// under the request's first port parameter (bridge_ports, ovs_ports,
+// slaves, ovs_bonds), whatever the other interface calls its ports.
 func checkPorts(cfg *netConfig, iface string, p map[string]string) *apiError {
 	newPorts := map[string]bool{}
+	key := ""
 	for _, k := range []string{"bridge_ports", "ovs_ports", "slaves", "ovs_bonds"} {
+		if p[k] == "" {
+			continue
+		}
+		if key == "" {
+			key = k
+		}
 		for _, port := range splitList(p[k]) {
 			newPorts[port] = true
 		}
@@ -420,17 +481,7 @@ func checkPorts(cfg *netConfig, iface string, p map[string]string) *apiError {
 			continue
 		}
 		d := cfg.Ifaces[n]
-		key := ""
-		var ports []string
-		if d.BridgePorts != "" {
-			key = "bridge_ports"
-			ports = append(ports, splitList(d.BridgePorts)...)
-		}
-		if d.Slaves != "" {
-			key = "slaves"
-			ports = append(ports, splitList(d.Slaves)...)
-		}
-		for _, port := range ports {
+		for _, port := range splitList(d.BridgePorts + " " + d.Slaves) {
 			if newPorts[port] {
 				return paramErr1(key, port+" is already used on interface '"+n+"'.")
 			}
@@ -585,6 +636,9 @@ func createNetwork(c *call) (any, *apiError) {
 	if err := checkPorts(cfg, name, p); err != nil {
 		return nil, err
 	}
+	if err := checkIPv6Settings(p); err != nil {
+		return nil, err
+	}
 	if err := unsupportedType(p["type"]); err != nil {
 		return nil, err
 	}
@@ -615,6 +669,9 @@ func updateNetwork(c *call) (any, *apiError) {
 		return nil, err
 	}
 	if err := checkPorts(cfg, name, p); err != nil {
+		return nil, err
+	}
+	if err := checkIPv6Settings(p); err != nil {
 		return nil, err
 	}
 	if err := unsupportedType(p["type"]); err != nil {

@@ -67,7 +67,7 @@ func (cfg *netConfig) order() []string {
 // renumber stores each stanza's position, as re-reading the file would.
 func (cfg *netConfig) renumber() {
 	for i, n := range cfg.order() {
-		cfg.Ifaces[n].Priority = i + 2 // lo is stanza 1
+		cfg.Ifaces[n].Priority = i + 3 // the reader counts from 2, and lo is the first stanza
 	}
 }
 

@@ -1,0 +1,105 @@
+package pvesim
+
+import (
+	"testing"
+)
+
+// The network API answers with what pve-common's interfaces reader makes
+// of the file: option values are the file's text, flags and the stanza
+// counter are numbers.
+func TestShapesNetworkAsReadFromTheFile(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true})
+	c := newClient(t, info, "")
+	const n = "/nodes/z2g4a/network"
+	c.ok("POST", n, vals("iface", "vmbr1", "type", "bridge", "autostart", "1", "mtu", "9000",
+		"bridge_vlan_aware", "1", "cidr", "169.254.50.10/24",
+		"address6", "fd00::10", "netmask6", "64", "comments", "v4 side", "comments6", "v6 side"))
+	c.ok("POST", n, vals("iface", "bond0", "type", "bond", "slaves", "bcm5720p0 bcm5720p1",
+		"bond_mode", "active-backup", "bond-primary", "bcm5720p0"))
+	c.ok("POST", n, vals("iface", "vmbr1.60", "type", "vlan", "address", "169.254.60.10", "netmask", "255.255.255.0"))
+	c.ok("POST", n, vals("iface", "i219.70", "type", "vlan"))
+
+	list := c.ok("GET", n, nil).data()
+	br := findIface(list, "vmbr1")
+	for k, want := range map[string]any{
+		"mtu": "9000", "bridge_fd": "0", "bridge_stp": "off", "bridge_vlan_aware": float64(1), "bridge_vids": "2-4094",
+		"autostart": float64(1), "cidr": "169.254.50.10/24", "netmask": "24", "cidr6": "fd00::10/64", "netmask6": "64",
+		"method": "static", "method6": "static", "comments": "v4 side\nv6 side\n", "comments6": nil, "exists": nil,
+	} {
+		if got := br[k]; got != want {
+			t.Errorf("vmbr1 %s = %#v, want %#v", k, got, want)
+		}
+	}
+	if f, _ := br["families"].([]any); len(f) != 2 || f[0] != "inet" || f[1] != "inet6" {
+		t.Errorf("families %v", br["families"])
+	}
+	if _, ok := br["priority"].(float64); !ok {
+		t.Errorf("priority %#v", br["priority"])
+	}
+	bond := findIface(list, "bond0")
+	if bond["slaves"] != "bcm5720p0 bcm5720p1" || bond["bond-primary"] != "bcm5720p0" || bond["bond_miimon"] != "100" {
+		t.Errorf("bond0: %v", bond)
+	}
+	// A vlan on a bridge has no "exists", on a NIC it has the NIC's; a
+	// dotted netmask is read back as its prefix length.
+	vl := findIface(list, "vmbr1.60")
+	if _, has := vl["exists"]; has || vl["vlan-id"] != "60" || vl["vlan-raw-device"] != "vmbr1" || vl["cidr"] != "169.254.60.10/24" || vl["netmask"] != "24" {
+		t.Errorf("vmbr1.60: %v", vl)
+	}
+	if vl := findIface(list, "i219.70"); vl["exists"] != float64(1) {
+		t.Errorf("i219.70: %v", vl)
+	}
+	// The file starts with lo (stanza 2), so the first listed interface is 3.
+	min := 1e9
+	for _, e := range list.([]any) {
+		if p, ok := e.(map[string]any)["priority"].(float64); ok && p < min {
+			min = p
+		}
+	}
+	if min != 3 {
+		t.Errorf("lowest priority %v, want 3", min)
+	}
+	if one := c.ok("GET", n+"/vmbr1", nil).data().(map[string]any); one["mtu"] != "9000" || one["comments"] != "v4 side\nv6 side\n" {
+		t.Errorf("single GET: %v", one)
+	}
+}
+
+func TestShapesNetworkPortsAndIPv6Checks(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true})
+	c := newClient(t, info, "")
+	const n = "/nodes/z2g4a/network"
+	c.ok("POST", n, vals("iface", "bond0", "type", "bond", "slaves", "bcm5720p0 bcm5720p1"))
+
+	// The port error is filed under the request's parameter, not the
+	// other interface's (bond0 calls them slaves).
+	r := c.do("POST", n, vals("iface", "vmbr1", "type", "bridge", "bridge_ports", "bcm5720p1"))
+	if r.status != 400 || r.errs()["bridge_ports"] != "bcm5720p1 is already used on interface 'bond0'." || len(r.errs()) != 1 {
+		t.Errorf("duplicate port: %d %s", r.status, r.raw)
+	}
+
+	for _, tc := range []struct {
+		p         []string
+		key, want string
+	}{
+		{[]string{"address6", "2001:db8::1", "netmask6", "64"}, "address", "2001:db8::1 with type 'DOCUMENTATION', cannot be used as host IPv6 address."},
+		{[]string{"cidr6", "ff02::1/64"}, "address", "ff02::1 with type 'MULTICAST', cannot be used as host IPv6 address."},
+		{[]string{"cidr6", "::1/64"}, "address", "::1 with type 'LOOPBACK', cannot be used as host IPv6 address."},
+		{[]string{"cidr6", "ffff:ffff::/32"}, "address", "ffff:ffff:: with type 'ANYCAST', cannot be used as host IPv6 address."},
+		{[]string{"cidr6", "fd00::1/64", "address6", "fd00::2", "netmask6", "64"}, "address6", "address6 conflicts with cidr6"},
+		{[]string{"cidr", "10.0.0.1/24", "address", "10.0.0.2", "netmask", "255.255.255.0"}, "address", "address conflicts with cidr"},
+	} {
+		p := vals(append([]string{"iface", "vmbr2", "type", "bridge"}, tc.p...)...)
+		r := c.do("POST", n, p)
+		if r.status != 400 || r.errs()[tc.key] != tc.want || len(r.errs()) != 1 {
+			t.Errorf("%v: %d %s, want %s: %s", tc.p, r.status, r.raw, tc.key, tc.want)
+		}
+	}
+	// Global, unique-local and link-local unicast are host addresses.
+	for i, a := range []string{"2a01:4f8::10/64", "fd12:3456::1/48", "fe80::1/64"} {
+		c.ok("POST", n, vals("iface", "vmbr"+string(rune('3'+i)), "type", "bridge", "cidr6", a))
+	}
+	// Update checks the address it is given.
+	if r := c.do("PUT", n+"/vmbr3", vals("type", "bridge", "address6", "::", "netmask6", "64")); r.status != 400 || r.errs()["address"] != ":: with type 'UNSPECIFIED', cannot be used as host IPv6 address." {
+		t.Errorf("update: %d %s", r.status, r.raw)
+	}
+}
