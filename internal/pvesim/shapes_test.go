@@ -103,3 +103,92 @@ func TestShapesNetworkPortsAndIPv6Checks(t *testing.T) {
 		t.Errorf("update: %d %s", r.status, r.raw)
 	}
 }
+
+// /cluster/resources has a row per storage and node where the storage is
+// enabled; sizes only where the node could activate it.
+func TestShapesClusterResourcesStorageRows(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
+	c := newClient(t, info, "")
+	c.ok("POST", "/storage", vals("storage", "only-a", "type", "dir", "path", "/srv/a", "nodes", "z2g4a", "content", "iso,backup"))
+	c.ok("POST", "/storage", vals("storage", "off", "type", "dir", "path", "/srv/off", "disable", "1"))
+
+	rows := c.ok("GET", "/cluster/resources", vals("type", "storage")).data().([]any)
+	byID := map[string]map[string]any{}
+	for _, r := range rows {
+		m := r.(map[string]any)
+		byID[m["id"].(string)] = m
+		if m["type"] != "storage" {
+			t.Errorf("row type: %v", m)
+		}
+	}
+	nodes := len(info.Nodes)
+	// local and local-lvm on every node, only-a on one, off nowhere.
+	if len(rows) != 2*nodes+1 {
+		t.Fatalf("%d rows for %d nodes: %v", len(rows), nodes, rows)
+	}
+	lvm := byID["storage/z2g4b/local-lvm"]
+	if lvm == nil || lvm["node"] != "z2g4b" || lvm["storage"] != "local-lvm" || lvm["plugintype"] != "lvmthin" ||
+		lvm["status"] != "available" || lvm["shared"] != float64(0) || lvm["content"] != "images,rootdir" {
+		t.Fatalf("local-lvm row: %v", lvm)
+	}
+	if d, ok := lvm["disk"].(float64); !ok || d <= 0 {
+		t.Errorf("disk %#v", lvm["disk"])
+	}
+	if m, ok := lvm["maxdisk"].(float64); !ok || m <= lvm["disk"].(float64) {
+		t.Errorf("maxdisk %#v", lvm["maxdisk"])
+	}
+	if a := byID["storage/z2g4a/only-a"]; a == nil || a["content"] != "backup,iso" {
+		t.Errorf("only-a: %v", a)
+	}
+	if byID["storage/z2g4b/only-a"] != nil || byID["storage/z2g4a/off"] != nil {
+		t.Errorf("rows for a node outside nodes or a disabled storage: %v", byID)
+	}
+	// The untyped listing: guests, then nodes, then storages.
+	all := c.ok("GET", "/cluster/resources", nil).data().([]any)
+	var kinds []string
+	for _, r := range all {
+		k := r.(map[string]any)["type"].(string)
+		if len(kinds) == 0 || kinds[len(kinds)-1] != k {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) != 2 || kinds[0] != "node" || kinds[1] != "storage" || len(all) != nodes+len(rows) {
+		t.Errorf("untyped listing kinds %v, %d rows", kinds, len(all))
+	}
+}
+
+func TestShapesVolumeInfo(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
+	c := newClient(t, info, "")
+	c.ok("POST", "/storage", vals("storage", "imgdir", "type", "dir", "path", "/srv/img", "content", "images"))
+	createRefVM(t, c, "scsi1", "imgdir:4")
+	const base = "/nodes/z2g4a/storage/"
+
+	got := c.ok("GET", base+"local-lvm/content/local-lvm:vm-100-disk-0", nil).data().(map[string]any)
+	if got["path"] != "/dev/pve/vm-100-disk-0" || got["size"] != float64(32<<30) || got["used"] != float64(0) || got["format"] != "raw" || len(got) != 4 {
+		t.Errorf("lvmthin volume: %v", got)
+	}
+	// A bare volume name takes the storage of the path.
+	got = c.ok("GET", base+"imgdir/content/100%2Fvm-100-disk-0.qcow2", nil).data().(map[string]any)
+	if got["path"] != "/srv/img/images/100/vm-100-disk-0.qcow2" || got["size"] != float64(4<<30) || got["format"] != "qcow2" {
+		t.Errorf("dir volume: %v", got)
+	}
+
+	for _, tc := range []struct {
+		path   string
+		status int
+		key    string
+		want   string
+	}{
+		{"local-lvm/content/local-lvm:vm-100-disk-9", 500, "", "can't get size of '/dev/pve/vm-100-disk-9':   Failed to find logical volume \"pve/vm-100-disk-9\"\n"},
+		{"imgdir/content/imgdir:100%2Fvm-100-disk-7.qcow2", 500, "", "volume_size_info on 'imgdir:100/vm-100-disk-7.qcow2' failed - no format\n"},
+		{"local-lvm/content/local-lvm:disk-0", 500, "", "unable to parse lvm volume name 'disk-0'\n"},
+		{"local-lvm/content/imgdir:100%2Fvm-100-disk-0.qcow2", 400, "volume", "storage ID mismatch (imgdir != local-lvm)\n"},
+		{"nope/content/vm-100-disk-0", 500, "", "storage 'nope' does not exist\n"},
+	} {
+		r := c.do("GET", base+tc.path, nil)
+		if r.status != tc.status || (tc.key == "" && r.msg() != tc.want) || (tc.key != "" && r.errs()[tc.key] != tc.want) {
+			t.Errorf("%s: %d %s, want %q", tc.path, r.status, r.raw, tc.want)
+		}
+	}
+}
