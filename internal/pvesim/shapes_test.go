@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -190,5 +191,32 @@ func TestShapesVolumeInfo(t *testing.T) {
 		if r.status != tc.status || (tc.key == "" && r.msg() != tc.want) || (tc.key != "" && r.errs()[tc.key] != tc.want) {
 			t.Errorf("%s: %d %s, want %q", tc.path, r.status, r.raw, tc.want)
 		}
+	}
+}
+
+// assert_joinable (pve-cluster PVE/Cluster/Setup.pm) collects its errors
+// and dies with a summary: a node with guests may not join, unless forced.
+func TestShapesJoinRefusedForNodeWithGuests(t *testing.T) {
+	s, _ := startSim(t, Options{})
+	labAddrs(s)
+	a := createLab(t, s)
+	s.CreateTestVM("z2g4b", 120, "guest")
+	b := rootOn(t, s, "z2g4b")
+	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, "z2g4b", 1)).data().(string)
+	exit, log := taskFails(t, b, "z2g4b", upid)
+	if exit != "Check if node may join a cluster failed!" ||
+		!strings.Contains(log, `"detected the following error(s):"},{"n":2,"t":"* this host already contains virtual guests"}`) {
+		t.Fatalf("exit %q log %s", exit, log)
+	}
+	if n := a.ok("GET", "/cluster/config/nodes", nil).data().([]any); len(n) != 1 {
+		t.Fatalf("cluster nodelist changed: %v", n)
+	}
+	// With force the check only warns.
+	p := joinParams(s, t, "z2g4b", 1)
+	p.Set("force", "1")
+	upid = b.ok("POST", "/cluster/config/join", p).data().(string)
+	st := waitVia(t, a, "z2g4b", upid) // b's credentials change with the join
+	if st["exitstatus"] != "WARNINGS: 3" {
+		t.Fatalf("forced join: %v", st["exitstatus"])
 	}
 }
