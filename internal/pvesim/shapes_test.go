@@ -220,3 +220,35 @@ func TestShapesJoinRefusedForNodeWithGuests(t *testing.T) {
 		t.Fatalf("forced join: %v", st["exitstatus"])
 	}
 }
+
+// storage.cfg values go through SectionConfig check_value (booleans and
+// integers become numbers); datacenter.cfg through JSONSchema parse_config
+// (only booleans are converted: integers stay the file's text).
+func TestShapesConfigFileValues(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true})
+	c := newClient(t, info, "")
+	c.ok("POST", "/storage", vals("storage", "ext", "type", "rbd", "monhost", "10.0.0.1", "pool", "vms", "krbd", "1", "disable", "1", "content", "images"))
+	c.ok("POST", "/storage", vals("storage", "bk", "type", "dir", "path", "/srv/bk", "content", "backup", "max-protected-backups", "5", "shared", "0"))
+	for _, path := range []string{"/storage/ext", "/storage/bk"} {
+		got := c.ok("GET", path, nil).data().(map[string]any)
+		want := map[string]any{"krbd": float64(1), "disable": float64(1), "shared": float64(1), "content": "images"}
+		if path == "/storage/bk" {
+			want = map[string]any{"max-protected-backups": float64(5), "shared": float64(0), "content": "backup", "path": "/srv/bk"}
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s %s = %#v, want %#v", path, k, got[k], v)
+			}
+		}
+	}
+	c.ok("PUT", "/cluster/options", vals("max_workers", "4", "next-id", "lower=200,upper=300", "crs", "ha=static,ha-rebalance-on-start=1"))
+	o := c.ok("GET", "/cluster/options", nil).data().(map[string]any)
+	ni, _ := o["next-id"].(map[string]any)
+	crs, _ := o["crs"].(map[string]any)
+	if o["max_workers"] != "4" || ni["lower"] != "200" || ni["upper"] != "300" || crs["ha-rebalance-on-start"] != float64(1) || crs["ha"] != "static" {
+		t.Errorf("options: max_workers %#v next-id %#v crs %#v", o["max_workers"], ni, crs)
+	}
+	if got := c.ok("GET", "/cluster/nextid", nil).data(); got != "200" {
+		t.Errorf("nextid from next-id: %#v", got)
+	}
+}
