@@ -358,6 +358,11 @@ func registerNetwork(t *routeTable) {
 	ifaceOnly := schema{"node": nodeParam(), "iface": func() param { p := pFmt("pve-iface").req().maxLen(20); p.minLength = 2; return p }()}
 	t.add("GET", "/nodes/{node}/network/{iface}", &method{params: ifaceOnly, handler: func(c *call) (any, *apiError) {
 		ns := c.node()
+		if c.params["iface"] == "lo" {
+			// The writer always puts lo first; only the listing hides it.
+			return map[string]any{"iface": "lo", "type": "loopback", "method": "loopback", "method6": "manual",
+				"autostart": 1, "active": 1, "priority": 2, "families": []string{"inet"}}, nil
+		}
 		d := ns.readView().Ifaces[c.params["iface"]]
 		if d == nil {
 			return nil, paramErr1("iface", "interface does not exist")

@@ -63,6 +63,9 @@ func TestShapesNetworkAsReadFromTheFile(t *testing.T) {
 	if one := c.ok("GET", n+"/vmbr1", nil).data().(map[string]any); one["mtu"] != "9000" || one["comments"] != "v4 side\nv6 side\n" {
 		t.Errorf("single GET: %v", one)
 	}
+	if lo := c.ok("GET", n+"/lo", nil).data().(map[string]any); lo["type"] != "loopback" || lo["method"] != "loopback" || lo["priority"] != float64(2) || lo["autostart"] != float64(1) {
+		t.Errorf("lo: %v", lo)
+	}
 }
 
 func TestShapesNetworkPortsAndIPv6Checks(t *testing.T) {
