@@ -37,6 +37,13 @@ type netIface struct {
 
 	VlanID        int    `json:"vlan_id,omitempty"`
 	VlanRawDevice string `json:"vlan_raw_device,omitempty"`
+
+	// Families and the methods as the last update set them: Network.pm
+	// derives them from that request's address/address6 alone (nil/""
+	// until an update: derived from the addresses, as create does).
+	Families []string `json:"families,omitempty"`
+	Method   string   `json:"method,omitempty"`
+	Method6  string   `json:"method6,omitempty"`
 }
 
 type netConfig struct {
@@ -68,6 +75,10 @@ func (cfg *netConfig) clone() *netConfig {
 	out := newNetConfig()
 	for n, i := range cfg.Ifaces {
 		c := *i
+		c.Families = append([]string(nil), i.Families...)
+		if i.Families == nil {
+			c.Families = nil
+		}
 		if i.BridgeVlanAware != nil {
 			v := *i.BridgeVlanAware
 			c.BridgeVlanAware = &v
@@ -110,6 +121,17 @@ func (s *Sim) writeStaged(ns *nodeState, cfg *netConfig) *apiError {
 		return err
 	}
 	cfg.renumber()
+	// Re-reading the file loses what no stanza carries: the addresses,
+	// gateway and comments of a family the interface no longer lists.
+	for _, d := range cfg.Ifaces {
+		fams := d.families()
+		if !contains(fams, "inet") {
+			d.Address, d.Netmask, d.Gateway, d.Comments = "", "", "", ""
+		}
+		if !contains(fams, "inet6") {
+			d.Address6, d.Netmask6, d.Gateway6, d.Comments6 = "", "", "", ""
+		}
+	}
 	ns.Staged = cfg
 	s.saveLocked()
 	return nil
@@ -169,8 +191,8 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	}
 	// The reader maps address/netmask to cidr, falling back to a host
 	// prefix when the file has no mask.
+	m["method"], m["method6"] = d.method("inet"), d.method("inet6")
 	if d.Address != "" {
-		m["method"] = "static"
 		m["address"] = d.Address
 		m["cidr"] = d.Address + "/32"
 		if d.Netmask != "" {
@@ -182,7 +204,6 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 		m["gateway"] = d.Gateway
 	}
 	if d.Address6 != "" {
-		m["method6"] = "static"
 		m["address6"] = d.Address6
 		m["cidr6"] = d.Address6 + "/128"
 		if d.Netmask6 != "" {
@@ -684,6 +705,26 @@ func updateNetwork(c *call) (any, *apiError) {
 	}
 	if err := applyParams(d, p); err != nil {
 		return nil, err
+	}
+	// Network.pm update_network: families and methods come from this
+	// request's addresses only; an address it does not repeat stays in the
+	// hash but its family's stanza is no longer written.
+	d.Families = nil
+	if p["address"] != "" {
+		d.Families = append(d.Families, "inet")
+	}
+	if p["address6"] != "" {
+		d.Families = append(d.Families, "inet6")
+	}
+	if len(d.Families) == 0 {
+		d.Families = []string{"inet"}
+	}
+	d.Method, d.Method6 = "manual", "manual"
+	if p["address"] != "" {
+		d.Method = "static"
+	}
+	if p["address6"] != "" {
+		d.Method6 = "static"
 	}
 	return nil, c.s.writeStaged(ns, cfg)
 }

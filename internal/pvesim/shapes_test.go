@@ -255,3 +255,34 @@ func TestShapesConfigFileValues(t *testing.T) {
 		t.Errorf("nextid from next-id: %#v", got)
 	}
 }
+
+// update_network derives families and methods from the request alone: an
+// update that does not repeat address6 drops the inet6 stanza (and so the
+// v6 address on re-read), one without address leaves the v4 address in a
+// manual stanza.
+func TestShapesNetworkUpdateFamiliesFromRequest(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true})
+	c := newClient(t, info, "")
+	const n = "/nodes/z2g4a/network"
+	c.ok("POST", n, vals("iface", "vmbr1", "type", "bridge", "cidr", "10.1.0.1/24", "cidr6", "fd00::1/64"))
+	c.ok("PUT", n+"/vmbr1", vals("type", "bridge", "cidr", "10.1.0.1/24", "cidr6", "fd00::1/64", "mtu", "1400"))
+	br := c.ok("GET", n+"/vmbr1", nil).data().(map[string]any)
+	if br["cidr6"] != "fd00::1/64" || br["method"] != "static" || br["method6"] != "static" {
+		t.Fatalf("full update: %v", br)
+	}
+	c.ok("PUT", n+"/vmbr1", vals("type", "bridge", "mtu", "1500"))
+	br = c.ok("GET", n+"/vmbr1", nil).data().(map[string]any)
+	if f, _ := br["families"].([]any); len(f) != 1 || f[0] != "inet" {
+		t.Errorf("families %v", br["families"])
+	}
+	if br["address6"] != nil || br["cidr6"] != nil || br["method6"] != "manual" {
+		t.Errorf("v6 after a partial update: %v", br)
+	}
+	if br["cidr"] != "10.1.0.1/24" || br["method"] != "manual" {
+		t.Errorf("v4 after a partial update: %v", br)
+	}
+	changes, _ := c.ok("GET", n, nil).env["changes"].(string)
+	if !strings.Contains(changes, "+iface vmbr1 inet manual\n+\taddress 10.1.0.1/24\n") {
+		t.Errorf("file: %q", changes)
+	}
+}
