@@ -121,5 +121,6 @@ func clusterResources(c *call) (any, *apiError) {
 	if typ == "" || typ == "storage" {
 		out = append(out, storageResourceRows(c)...)
 	}
+	out = append(out, localNetworkRows(c, typ)...)
 	return out, nil
 }

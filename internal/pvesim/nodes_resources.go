@@ -49,3 +49,26 @@ func storageStatsRow(id string, e *storageEntry, node string, info map[string]an
 	}
 	return row
 }
+
+// localNetworkRows are the default "localnetwork" SDN zone of every
+// cluster node, which Cluster.pm adds itself (the simulator has no other
+// zones). PVE 9 lists it as a `network` row in the untyped listing only,
+// and no `sdn` rows (every node sends network status instead); PVE 8 as
+// an `sdn` row.
+func localNetworkRows(c *call, typ string) []map[string]any {
+	var out []map[string]any
+	nine := c.s.rel.atLeast9()
+	if (nine && typ != "") || (!nine && typ != "" && typ != "sdn") {
+		return nil
+	}
+	for _, node := range c.s.visibleNodeNames(c.listener) {
+		if nine {
+			out = append(out, map[string]any{"id": "network/" + node + "/zone/localnetwork", "type": "network",
+				"network-type": "zone", "network": "localnetwork", "node": node, "status": "ok"})
+		} else {
+			out = append(out, map[string]any{"id": "sdn/" + node + "/localnetwork", "sdn": "localnetwork",
+				"node": node, "type": "sdn", "status": "ok"})
+		}
+	}
+	return out
+}

@@ -147,7 +147,8 @@ func TestShapesClusterResourcesStorageRows(t *testing.T) {
 	if byID["storage/z2g4b/only-a"] != nil || byID["storage/z2g4a/off"] != nil {
 		t.Errorf("rows for a node outside nodes or a disabled storage: %v", byID)
 	}
-	// The untyped listing: guests, then nodes, then storages.
+	// The untyped listing: guests, nodes, storages, then the default
+	// localnetwork zone of each node (a `network` row on PVE 9).
 	all := c.ok("GET", "/cluster/resources", nil).data().([]any)
 	var kinds []string
 	for _, r := range all {
@@ -156,8 +157,26 @@ func TestShapesClusterResourcesStorageRows(t *testing.T) {
 			kinds = append(kinds, k)
 		}
 	}
-	if len(kinds) != 2 || kinds[0] != "node" || kinds[1] != "storage" || len(all) != nodes+len(rows) {
+	if len(kinds) != 3 || kinds[0] != "node" || kinds[1] != "storage" || kinds[2] != "network" || len(all) != 2*nodes+len(rows) {
 		t.Errorf("untyped listing kinds %v, %d rows", kinds, len(all))
+	}
+	if last := all[len(all)-1].(map[string]any); last["network"] != "localnetwork" || last["network-type"] != "zone" || last["status"] != "ok" {
+		t.Errorf("network row: %v", last)
+	}
+	if sdn := c.ok("GET", "/cluster/resources", vals("type", "sdn")).data().([]any); len(sdn) != 0 {
+		t.Errorf("PVE 9 type=sdn: %v", sdn)
+	}
+}
+
+func TestShapesClusterResourcesSDNRowsOn84(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true, PVERelease: "8.4"})
+	c := newClient(t, info, "")
+	sdn := c.ok("GET", "/cluster/resources", vals("type", "sdn")).data().([]any)
+	if len(sdn) != 1 {
+		t.Fatalf("type=sdn: %v", sdn)
+	}
+	if m := sdn[0].(map[string]any); m["id"] != "sdn/z2g4a/localnetwork" || m["sdn"] != "localnetwork" || m["node"] != "z2g4a" || m["status"] != "ok" {
+		t.Errorf("sdn row: %v", m)
 	}
 }
 
