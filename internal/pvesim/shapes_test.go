@@ -305,3 +305,23 @@ func TestShapesNetworkUpdateFamiliesFromRequest(t *testing.T) {
 		t.Errorf("file: %q", changes)
 	}
 }
+
+func TestShapesVolumePathsOfOtherPlugins(t *testing.T) {
+	s, _ := startSim(t, Options{NoSSH: true})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tc := range []struct {
+		e    *storageEntry
+		want string
+	}{
+		{&storageEntry{ID: "tank", Type: "zfspool", Opts: map[string]string{"pool": "tank/vm"}}, "/dev/zvol/tank/vm/vm-100-disk-0"},
+		{&storageEntry{ID: "nas", Type: "nfs", Opts: map[string]string{"path": "/mnt/pve/nas"}}, "/mnt/pve/nas/images/vm-100-disk-0"},
+		{&storageEntry{ID: "ext", Type: "rbd", Opts: map[string]string{"monhost": "10.0.0.1 10.0.0.2", "pool": "vms"}},
+			"rbd:vms/vm-100-disk-0:conf=/etc/pve/priv/ceph/ext.conf:mon_host=10.0.0.1;10.0.0.2:auth_supported=cephx:id=admin:keyring=/etc/pve/priv/ceph/ext.keyring"},
+		{&storageEntry{ID: "ceph", Type: "rbd", Opts: map[string]string{"pool": "ceph"}}, "rbd:ceph/vm-100-disk-0:conf=/etc/pve/ceph.conf"},
+	} {
+		if got := s.volumePath("z2g4a", tc.e, "vm-100-disk-0"); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.e.ID, got, tc.want)
+		}
+	}
+}

@@ -88,7 +88,9 @@ func (s *Sim) volumePath(node string, e *storageEntry, name string) string {
 			return "rbd:" + pool + "/" + name + ":conf=/etc/pve/ceph.conf"
 		}
 		hosts := strings.Join(splitList(e.Opts["monhost"]), ";")
-		return "rbd:" + pool + "/" + name + ":mon_host=" + strings.ReplaceAll(hosts, ":", `\:`) +
+		// External clusters get their own ceph.conf (CephConfig.pm
+		// ceph_connect_option); the keyring is the one given at creation.
+		return "rbd:" + pool + "/" + name + ":conf=/etc/pve/priv/ceph/" + e.ID + ".conf:mon_host=" + strings.ReplaceAll(hosts, ":", `\:`) +
 			":auth_supported=cephx:id=" + orDefault(e.Opts["username"], "admin") + ":keyring=/etc/pve/priv/ceph/" + e.ID + ".keyring"
 	}
 	return ""
