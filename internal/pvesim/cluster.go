@@ -774,10 +774,17 @@ func joinCluster(c *call) (any, *apiError) {
 
 	// assert_joinable
 	var errs []string
-	if s.clusterOf(node) != nil {
+	clustered := s.clusterOf(node) != nil
+	if clustered {
 		errs = append(errs, fmt.Sprintf("authentication key '%s' already exists", corosyncAuthKey),
-			fmt.Sprintf("cluster config '%s' already exists", corosyncConfPath),
-			"corosync is already running, is this node already in a cluster?!")
+			fmt.Sprintf("cluster config '%s' already exists", corosyncConfPath))
+	}
+	// get_vmlist: the guests pmxcfs knows of, in /etc/pve/nodes/*.
+	if len(s.guestIDsLocked(node)) > 0 {
+		errs = append(errs, "this host already contains virtual guests")
+	}
+	if clustered {
+		errs = append(errs, "corosync is already running, is this node already in a cluster?!")
 	}
 	local := s.st.Nodes[node].localAddresses()
 	for _, l := range sortedLinkKeys(links) {

@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -36,6 +37,13 @@ type netIface struct {
 
 	VlanID        int    `json:"vlan_id,omitempty"`
 	VlanRawDevice string `json:"vlan_raw_device,omitempty"`
+
+	// Families and the methods as the last update set them: Network.pm
+	// derives them from that request's address/address6 alone (nil/""
+	// until an update: derived from the addresses, as create does).
+	Families []string `json:"families,omitempty"`
+	Method   string   `json:"method,omitempty"`
+	Method6  string   `json:"method6,omitempty"`
 }
 
 type netConfig struct {
@@ -67,6 +75,10 @@ func (cfg *netConfig) clone() *netConfig {
 	out := newNetConfig()
 	for n, i := range cfg.Ifaces {
 		c := *i
+		c.Families = append([]string(nil), i.Families...)
+		if i.Families == nil {
+			c.Families = nil
+		}
 		if i.BridgeVlanAware != nil {
 			v := *i.BridgeVlanAware
 			c.BridgeVlanAware = &v
@@ -109,6 +121,17 @@ func (s *Sim) writeStaged(ns *nodeState, cfg *netConfig) *apiError {
 		return err
 	}
 	cfg.renumber()
+	// Re-reading the file loses what no stanza carries: the addresses,
+	// gateway and comments of a family the interface no longer lists.
+	for _, d := range cfg.Ifaces {
+		fams := d.families()
+		if !contains(fams, "inet") {
+			d.Address, d.Netmask, d.Gateway, d.Comments = "", "", "", ""
+		}
+		if !contains(fams, "inet6") {
+			d.Address6, d.Netmask6, d.Gateway6, d.Comments6 = "", "", "", ""
+		}
+	}
 	ns.Staged = cfg
 	s.saveLocked()
 	return nil
@@ -154,18 +177,24 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 		"iface": d.Name, "type": d.Type, "priority": d.Priority,
 		"families": d.families(), "method": "manual", "method6": "manual",
 	}
+	if ns.current().Ifaces[d.Name] == nil {
+		delete(m, "priority") // a NIC the file does not mention has only "exists"
+	}
 	if d.Autostart {
 		m["autostart"] = 1
 	}
 	if contains(ns.Active, d.Name) {
 		m["active"] = 1
 	}
-	if ns.isPhysical(d.Name) {
-		m["exists"] = 1
+	if ex, ok := ns.exists(d); ok {
+		m["exists"] = ex
 	}
+	// The reader maps address/netmask to cidr, falling back to a host
+	// prefix when the file has no mask.
+	m["method"], m["method6"] = d.method("inet"), d.method("inet6")
 	if d.Address != "" {
-		m["method"] = "static"
 		m["address"] = d.Address
+		m["cidr"] = d.Address + "/32"
 		if d.Netmask != "" {
 			m["netmask"] = d.Netmask
 			m["cidr"] = d.Address + "/" + d.Netmask
@@ -175,8 +204,8 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 		m["gateway"] = d.Gateway
 	}
 	if d.Address6 != "" {
-		m["method6"] = "static"
 		m["address6"] = d.Address6
+		m["cidr6"] = d.Address6 + "/128"
 		if d.Netmask6 != "" {
 			m["netmask6"] = d.Netmask6
 			m["cidr6"] = d.Address6 + "/" + d.Netmask6
@@ -185,14 +214,24 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	if d.Gateway6 != "" {
 		m["gateway6"] = d.Gateway6
 	}
+	// Simple options come back as the text of the file.
 	if d.MTU > 0 {
-		m["mtu"] = d.MTU
+		m["mtu"] = strconv.Itoa(d.MTU)
 	}
-	if d.Comments != "" {
-		m["comments"] = strings.TrimRight(d.Comments, "\n") + "\n"
+	// The reader appends the inet6 stanza's comments to comments and drops
+	// comments6; each stanza only carries its own family's comments.
+	var comments string
+	for _, fam := range d.families() {
+		c := d.Comments
+		if fam == "inet6" {
+			c = d.Comments6
+		}
+		if c != "" {
+			comments += strings.TrimRight(c, "\n") + "\n"
+		}
 	}
-	if d.Comments6 != "" {
-		m["comments6"] = strings.TrimRight(d.Comments6, "\n") + "\n"
+	if comments != "" {
+		m["comments"] = comments
 	}
 	switch d.Type {
 	case "bridge":
@@ -223,6 +262,9 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	case "vlan":
 		if mm := vlanDotRE.FindStringSubmatch(d.Name); mm != nil {
 			m["vlan-raw-device"], m["vlan-id"] = mm[1], mm[2]
+			if d.VlanRawDevice != "" {
+				m["vlan-raw-device"] = d.VlanRawDevice
+			}
 		} else {
 			if d.VlanRawDevice != "" {
 				m["vlan-raw-device"] = d.VlanRawDevice
@@ -236,6 +278,41 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 	}
 	return m
 }
+
+// exists is the reader's "exists": 1 for a NIC the kernel has; an alias or
+// vlan inherits its parent's value (absent for a parent that is no NIC, 0
+// for a parent missing from the file).
+func (ns *nodeState) exists(d *netIface) (int, bool) {
+	parent := ""
+	switch {
+	case d.Type == "bond" || d.Type == "bridge":
+	case aliasRE.MatchString(d.Name):
+		parent = aliasRE.FindStringSubmatch(d.Name)[1]
+	case d.Type == "vlan":
+		if mm := vlanDotRE.FindStringSubmatch(d.Name); mm != nil {
+			parent = mm[1]
+		}
+		if d.VlanRawDevice != "" {
+			parent = d.VlanRawDevice
+		}
+	}
+	if parent == "" {
+		if ns.isPhysical(d.Name) {
+			return 1, true
+		}
+		return 0, false
+	}
+	cfg := ns.current()
+	if cfg.Ifaces[parent] == nil && !ns.isPhysical(parent) {
+		return 0, true
+	}
+	if ns.isPhysical(parent) {
+		return 1, true
+	}
+	return 0, false
+}
+
+var aliasRE = regexp.MustCompile(`^(\S+):\d+$`)
 
 // netTypes are the interface types of a release; PVE 9 added fabric.
 func netTypes(rel pveRelease) []string {
@@ -302,6 +379,11 @@ func registerNetwork(t *routeTable) {
 	ifaceOnly := schema{"node": nodeParam(), "iface": func() param { p := pFmt("pve-iface").req().maxLen(20); p.minLength = 2; return p }()}
 	t.add("GET", "/nodes/{node}/network/{iface}", &method{params: ifaceOnly, handler: func(c *call) (any, *apiError) {
 		ns := c.node()
+		if c.params["iface"] == "lo" {
+			// The writer always puts lo first; only the listing hides it.
+			return map[string]any{"iface": "lo", "type": "loopback", "method": "loopback", "method6": "manual",
+				"autostart": 1, "active": 1, "priority": 2, "families": []string{"inet"}}, nil
+		}
 		d := ns.readView().Ifaces[c.params["iface"]]
 		if d == nil {
 			return nil, paramErr1("iface", "interface does not exist")
@@ -364,26 +446,23 @@ func applyNetwork(c *call) (any, *apiError) {
 	return upid, nil
 }
 
-// mapCIDR splits cidr/cidr6 into address and netmask.
+// mapCIDR splits cidr/cidr6 into address and netmask; the first conflict
+// found is raised alone, in Network.pm's order.
 func mapCIDR(p map[string]string) *apiError {
-	errs := map[string]string{}
 	for _, suf := range []string{"", "6"} {
 		cidr, ok := p["cidr"+suf]
 		if !ok || cidr == "" {
 			continue
 		}
 		if p["address"+suf] != "" {
-			errs["address"+suf] = "address conflicts with cidr"
+			return paramErr1("address"+suf, "address"+suf+" conflicts with cidr"+suf)
 		}
 		if p["netmask"+suf] != "" {
-			errs["netmask"+suf] = "netmask conflicts with cidr"
+			return paramErr1("netmask"+suf, "netmask"+suf+" conflicts with cidr"+suf)
 		}
 		addr, mask, _ := strings.Cut(cidr, "/")
 		p["address"+suf], p["netmask"+suf] = addr, mask
 		delete(p, "cidr"+suf)
-	}
-	if len(errs) > 0 {
-		return paramErr(errs)
 	}
 	return nil
 }
@@ -403,11 +482,19 @@ func checkGateways(cfg *netConfig, iface string, p map[string]string) *apiError 
 	return nil
 }
 
-// checkPorts is Network.pm's $check_duplicate_ports, including its quirk:
-// the error key names the *other* interface's port parameter.
+// checkPorts is Network.pm's $check_duplicate_ports: the error is filed
+// under the request's first port parameter (bridge_ports, ovs_ports,
+// slaves, ovs_bonds), whatever the other interface calls its ports.
 func checkPorts(cfg *netConfig, iface string, p map[string]string) *apiError {
 	newPorts := map[string]bool{}
+	key := ""
 	for _, k := range []string{"bridge_ports", "ovs_ports", "slaves", "ovs_bonds"} {
+		if p[k] == "" {
+			continue
+		}
+		if key == "" {
+			key = k
+		}
 		for _, port := range splitList(p[k]) {
 			newPorts[port] = true
 		}
@@ -420,17 +507,7 @@ func checkPorts(cfg *netConfig, iface string, p map[string]string) *apiError {
 			continue
 		}
 		d := cfg.Ifaces[n]
-		key := ""
-		var ports []string
-		if d.BridgePorts != "" {
-			key = "bridge_ports"
-			ports = append(ports, splitList(d.BridgePorts)...)
-		}
-		if d.Slaves != "" {
-			key = "slaves"
-			ports = append(ports, splitList(d.Slaves)...)
-		}
-		for _, port := range ports {
+		for _, port := range splitList(d.BridgePorts + " " + d.Slaves) {
 			if newPorts[port] {
 				return paramErr1(key, port+" is already used on interface '"+n+"'.")
 			}
@@ -585,6 +662,9 @@ func createNetwork(c *call) (any, *apiError) {
 	if err := checkPorts(cfg, name, p); err != nil {
 		return nil, err
 	}
+	if err := checkIPv6Settings(p); err != nil {
+		return nil, err
+	}
 	if err := unsupportedType(p["type"]); err != nil {
 		return nil, err
 	}
@@ -617,11 +697,34 @@ func updateNetwork(c *call) (any, *apiError) {
 	if err := checkPorts(cfg, name, p); err != nil {
 		return nil, err
 	}
+	if err := checkIPv6Settings(p); err != nil {
+		return nil, err
+	}
 	if err := unsupportedType(p["type"]); err != nil {
 		return nil, err
 	}
 	if err := applyParams(d, p); err != nil {
 		return nil, err
+	}
+	// Network.pm update_network: families and methods come from this
+	// request's addresses only; an address it does not repeat stays in the
+	// hash but its family's stanza is no longer written.
+	d.Families = nil
+	if p["address"] != "" {
+		d.Families = append(d.Families, "inet")
+	}
+	if p["address6"] != "" {
+		d.Families = append(d.Families, "inet6")
+	}
+	if len(d.Families) == 0 {
+		d.Families = []string{"inet"}
+	}
+	d.Method, d.Method6 = "manual", "manual"
+	if p["address"] != "" {
+		d.Method = "static"
+	}
+	if p["address6"] != "" {
+		d.Method6 = "static"
 	}
 	return nil, c.s.writeStaged(ns, cfg)
 }

@@ -67,7 +67,7 @@ func (cfg *netConfig) order() []string {
 // renumber stores each stanza's position, as re-reading the file would.
 func (cfg *netConfig) renumber() {
 	for i, n := range cfg.order() {
-		cfg.Ifaces[n].Priority = i + 2 // lo is stanza 1
+		cfg.Ifaces[n].Priority = i + 3 // the reader counts from 2, and lo is the first stanza
 	}
 }
 
@@ -89,6 +89,9 @@ func (cfg *netConfig) render() string {
 }
 
 func (d *netIface) families() []string {
+	if d.Families != nil {
+		return d.Families
+	}
 	var f []string
 	if d.Address != "" || d.Address6 == "" {
 		f = append(f, "inet")
@@ -105,11 +108,7 @@ func (d *netIface) stanza(family string, first bool) string {
 	if family == "inet6" {
 		addr, mask, gw, comments = d.Address6, d.Netmask6, d.Gateway6, d.Comments6
 	}
-	method := "manual"
-	if addr != "" {
-		method = "static"
-	}
-	fmt.Fprintf(&b, "iface %s %s %s\n", d.Name, family, method)
+	fmt.Fprintf(&b, "iface %s %s %s\n", d.Name, family, d.method(family))
 	if addr != "" {
 		if mask != "" {
 			addr += "/" + mask
@@ -172,6 +171,22 @@ func (d *netIface) stanza(family string, first bool) string {
 		}
 	}
 	return b.String()
+}
+
+// method is the stanza's method: what the last update set, else static
+// for a family with an address.
+func (d *netIface) method(family string) string {
+	m, addr := d.Method, d.Address
+	if family == "inet6" {
+		m, addr = d.Method6, d.Address6
+	}
+	switch {
+	case m != "":
+		return m
+	case addr != "":
+		return "static"
+	}
+	return "manual"
 }
 
 func (d *netIface) bondMode() string {

@@ -191,7 +191,7 @@ func TestReferenceLabNetwork(t *testing.T) {
 			"gateway": "172.27.2.254", "method": "static", "autostart": float64(1), "active": float64(1)},
 		"bridge0.60": {"type": "vlan", "vlan-id": "60", "vlan-raw-device": "bridge0", "address": "169.254.60.10",
 			"netmask": "24", "method": "static", "active": float64(1)},
-		"cx354ap1":  {"type": "eth", "mtu": float64(9000), "address": "169.254.50.10", "cidr": "169.254.50.10/24", "exists": float64(1), "active": float64(1)},
+		"cx354ap1":  {"type": "eth", "mtu": "9000", "address": "169.254.50.10", "cidr": "169.254.50.10/24", "exists": float64(1), "active": float64(1)},
 		"bcm5720p0": {"type": "eth", "autostart": float64(1), "exists": float64(1), "active": float64(1)},
 		"i219":      {"type": "eth", "exists": float64(1), "method": "manual"},
 	}

@@ -100,6 +100,16 @@ func registerRootOnly(t *routeTable) {
 func clusterResources(c *call) (any, *apiError) {
 	typ := c.params["type"]
 	out := []map[string]any{}
+	// PVE's order: pools, guests, nodes, storages.
+	var pools map[string]map[string]any
+	if typ == "" {
+		var rows []map[string]any
+		rows, pools = poolResourceRows(c)
+		out = append(out, rows...)
+	}
+	if typ == "" || typ == "vm" {
+		out = append(out, poolVMRows(c, vmResourceRows(c), pools)...)
+	}
 	if typ == "" || typ == "node" {
 		nodes, aerr := listNodes(c)
 		if aerr != nil {
@@ -112,8 +122,9 @@ func clusterResources(c *call) (any, *apiError) {
 			out = append(out, n)
 		}
 	}
-	if typ == "" || typ == "vm" {
-		out = append(out, vmResourceRows(c)...)
+	if typ == "" || typ == "storage" {
+		out = append(out, storageResourceRows(c)...)
 	}
+	out = append(out, localNetworkRows(c, typ)...)
 	return out, nil
 }

@@ -2037,7 +2037,7 @@ func nextID(c *call) (any, *apiError) {
 	}
 	for i := lower; i < upper; i++ {
 		if !used[i] {
-			return i, nil
+			return strconv.Itoa(i), nil // PVE's answer is a JSON string ("101")
 		}
 	}
 	return nil, die("unable to get any free VMID in range [%d, %d]", lower, upper)

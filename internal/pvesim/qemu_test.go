@@ -114,7 +114,7 @@ func TestQemuCreateAllocatesVolumesAndWritesDrives(t *testing.T) {
 	if row["id"] != "qemu/100" || row["node"] != "z2g4a" || row["maxmem"] != float64(8192<<20) || row["maxdisk"] != float64(32<<30) || row["template"] != float64(0) || row["status"] != "stopped" {
 		t.Errorf("resource row: %v", row)
 	}
-	if got := c2.ok("GET", "/cluster/nextid", nil).data(); got != float64(101) {
+	if got := c2.ok("GET", "/cluster/nextid", nil).data(); got != "101" {
 		t.Errorf("nextid = %v", got)
 	}
 	r = c2.do("GET", "/cluster/nextid", vals("vmid", "100"))

@@ -31,10 +31,13 @@ func buildRoutes(rel pveRelease) []*route {
 	registerDisks(t)
 	registerHA(t)
 	registerStorage(t)
+	registerStorageVolumeInfo(t)
 	// After every Ceph registration: wraps their handlers.
 	gateCephInstalled(t)
 	// VMs (qemu.go).
 	registerQemu(t)
+	// After registerQemu: adds `pool` to VM create (pools.go).
+	registerPools(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
 		return literalCount(t.routes[i]) > literalCount(t.routes[j])

@@ -219,7 +219,7 @@ func TestJSONBodyAndQueryOverride(t *testing.T) {
 	}
 	r := c.ok("GET", "/nodes/z2g4a/network/vmbr7", nil)
 	m := r.data().(map[string]any)
-	if m["mtu"] != float64(9000) || m["autostart"] != float64(1) || m["bridge_vlan_aware"] != float64(1) {
+	if m["mtu"] != "9000" || m["autostart"] != float64(1) || m["bridge_vlan_aware"] != float64(1) {
 		t.Fatalf("got %s", r.raw)
 	}
 }

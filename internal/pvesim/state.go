@@ -52,6 +52,9 @@ type authDomain struct {
 	// HA is /etc/pve/ha and the HA manager status (ha.go); nil until first
 	// used.
 	HA *haConfig `json:"ha,omitempty"`
+	// Pools are the pools of /etc/pve/user.cfg (pools.go); nil until first
+	// used.
+	Pools *poolsCfg `json:"pools,omitempty"`
 	// PVEFiles are other files under /etc/pve written over SSH (ssh_files.go).
 	PVEFiles map[string]*simFile `json:"pve_files,omitempty"`
 	// locks are pmxcfs lock directories under /etc/pve/priv/lock by name,

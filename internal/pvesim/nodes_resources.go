@@ -1,0 +1,74 @@
+package pvesim
+
+import (
+	"sort"
+	"strings"
+)
+
+// /cluster/resources rows of storages, after pve-manager
+// PVE/API2/Cluster.pm resources and PVE::API2Tools::extract_storage_stats:
+// one row per storage of PVE::Storage::config() and cluster node where the
+// storage is enabled. Sizes come from the node's rrd data, which pvestatd
+// only sends for storages it could activate; without it the row is
+// `unknown` and has no sizes.
+
+func storageResourceRows(c *call) []map[string]any {
+	s := c.s
+	order, ids := s.parsedStorageCfg(c.listener)
+	cc := s.clusterOf(c.listener)
+	domain := s.st.Nodes[c.listener].Domain
+	var out []map[string]any
+	for _, id := range order {
+		e := ids[id]
+		for _, node := range s.visibleNodeNames(c.listener) {
+			if e.checkUsable(node) != nil {
+				continue
+			}
+			var info map[string]any
+			if ns := s.st.Nodes[node]; ns != nil && (cc == nil || s.memberOnline(domain, node)) {
+				info = s.storageInfo(node, "")[id]
+			}
+			out = append(out, storageStatsRow(id, e, node, info))
+		}
+	}
+	return out
+}
+
+// storageStatsRow is extract_storage_stats; info is the node's
+// storage_info entry (nil when the node sent none).
+func storageStatsRow(id string, e *storageEntry, node string, info map[string]any) map[string]any {
+	cts := splitList(strings.ReplaceAll(e.Opts["content"], ",", " "))
+	sort.Strings(cts)
+	row := map[string]any{
+		"id": "storage/" + node + "/" + id, "storage": id, "node": node, "type": "storage",
+		"plugintype": e.Type, "status": "unknown", "shared": boolInt(e.Opts["shared"] == "1"),
+		"content": strings.Join(cts, ","),
+	}
+	if info != nil && info["active"] == 1 {
+		row["maxdisk"], row["disk"], row["status"] = info["total"], info["used"], "available"
+	}
+	return row
+}
+
+// localNetworkRows are the default "localnetwork" SDN zone of every
+// cluster node, which Cluster.pm adds itself (the simulator has no other
+// zones). PVE 9 lists it as a `network` row in the untyped listing only,
+// and no `sdn` rows (every node sends network status instead); PVE 8 as
+// an `sdn` row.
+func localNetworkRows(c *call, typ string) []map[string]any {
+	var out []map[string]any
+	nine := c.s.rel.atLeast9()
+	if (nine && typ != "") || (!nine && typ != "" && typ != "sdn") {
+		return nil
+	}
+	for _, node := range c.s.visibleNodeNames(c.listener) {
+		if nine {
+			out = append(out, map[string]any{"id": "network/" + node + "/zone/localnetwork", "type": "network",
+				"network-type": "zone", "network": "localnetwork", "node": node, "status": "ok"})
+		} else {
+			out = append(out, map[string]any{"id": "sdn/" + node + "/localnetwork", "sdn": "localnetwork",
+				"node": node, "type": "sdn", "status": "ok"})
+		}
+	}
+	return out
+}
