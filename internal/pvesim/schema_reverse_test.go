@@ -99,7 +99,7 @@ var invalidFormatExample = map[string]string{
 func pathValues(upid string) map[string]string {
 	return map[string]string{"node": "z2g4a", "vmid": "100", "storage": "local", "iface": "vmbr0", "upid": upid,
 		"name": "tank", "id": "z2g4a", "monid": "z2g4a", "osdid": "0", "flag": "noout", "sid": "vm:100",
-		"group": "grp1", "rule": "rule1", "volume": "local:iso/x.iso"}
+		"group": "grp1", "rule": "rule1", "volume": "local:iso/x.iso", "poolid": "pool1"}
 }
 
 // perlRegexp turns a schema pattern (Perl, anchored by check_prop as
