@@ -1,6 +1,3 @@
-// Package pvesim is a stateful simulator of the Proxmox VE HTTP API. Every
-// provider test runs against it, so it aims at fidelity: it rejects what real
-// PVE rejects, with PVE's status codes and error texts.
 package pvesim
 
 import (
