@@ -520,7 +520,7 @@ func memoryMiB(v string) int64 {
 	if v == "" {
 		return 512
 	}
-	m, msg := parsePropertyString(memoryFormat, "memory", v)
+	m, msg := parseFixedPropertyString("memory", memoryFormat, "memory", v)
 	if msg != "" {
 		return 512
 	}
@@ -1530,7 +1530,7 @@ func (vm *qemuVM) bootDiskSize() int64 {
 	conf := vm.Config
 	first := ""
 	if b := conf["boot"]; b != "" {
-		if m, msg := parsePropertyString(bootFormat, "boot", b); msg == "" {
+		if m, msg := parseFixedPropertyString("boot", bootFormat, "boot", b); msg == "" {
 			if o, ok := m["order"].(string); ok {
 				for _, dev := range strings.Split(o, ";") {
 					if isDriveKey(dev) {
