@@ -108,6 +108,9 @@ func splitPath(p string) []string {
 }
 
 func (s *Sim) findRoute(path string) (*route, map[string]string) {
+	if s.tree != nil {
+		return s.tree.find(path)
+	}
 	for _, rt := range s.routes {
 		if vars, ok := rt.match(path); ok {
 			return rt, vars

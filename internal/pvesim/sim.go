@@ -117,6 +117,7 @@ type Sim struct {
 	logPaths []string
 
 	routes []*route
+	tree   *routeTree // index of routes (perf_routes.go)
 	rel    pveRelease
 	logger *log.Logger
 
@@ -190,6 +191,7 @@ func Start(opts Options) (*Sim, error) {
 	}
 	s.rel = rel
 	s.routes = buildRoutes(rel)
+	s.tree = newRouteTree(s.routes)
 
 	var st *simState
 	if opts.StatePath != "" {
