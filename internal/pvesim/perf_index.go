@@ -3,6 +3,7 @@ package pvesim
 import (
 	"maps"
 	"regexp"
+	"strings"
 	"sync"
 )
 
@@ -67,6 +68,13 @@ const parsedStringsMax = 1 << 14
 // parseFixedPropertyString is parsePropertyString(f, path, data) for a
 // format f that tag names uniquely and that is never modified.
 func parseFixedPropertyString(tag string, f psFormat, path, data string) (map[string]any, string) {
+	m, msg := parseFixedShared(tag, f, path, data)
+	return maps.Clone(m), msg
+}
+
+// parseFixedShared is parseFixedPropertyString without the copy: the
+// caller must not change the map.
+func parseFixedShared(tag string, f psFormat, path, data string) (map[string]any, string) {
 	ck := tag + "\x00" + path + "\x00" + data
 	parsedStrings.Lock()
 	e, ok := parsedStrings.m[ck]
@@ -80,5 +88,14 @@ func parseFixedPropertyString(tag string, f psFormat, path, data string) (map[st
 		parsedStrings.m[ck] = e
 		parsedStrings.Unlock()
 	}
-	return maps.Clone(e.m), e.msg
+	return e.m, e.msg
+}
+
+// parseDriveShared is parseDrive for callers that only read the drive.
+func parseDriveShared(key, v string) (drive, string) {
+	if strings.HasPrefix(key, "unused") {
+		return parseDrive(key, v)
+	}
+	m, msg := parseFixedShared("drive", cachedDriveFormat(key), key, v)
+	return drive(m), msg
 }

@@ -520,7 +520,7 @@ func memoryMiB(v string) int64 {
 	if v == "" {
 		return 512
 	}
-	m, msg := parseFixedPropertyString("memory", memoryFormat, "memory", v)
+	m, msg := parseFixedShared("memory", memoryFormat, "memory", v)
 	if msg != "" {
 		return 512
 	}
@@ -1530,11 +1530,11 @@ func (vm *qemuVM) bootDiskSize() int64 {
 	conf := vm.Config
 	first := ""
 	if b := conf["boot"]; b != "" {
-		if m, msg := parseFixedPropertyString("boot", bootFormat, "boot", b); msg == "" {
+		if m, msg := parseFixedShared("boot", bootFormat, "boot", b); msg == "" {
 			if o, ok := m["order"].(string); ok {
 				for _, dev := range strings.Split(o, ";") {
 					if isDriveKey(dev) {
-						if d, _ := parseDrive(dev, conf[dev]); d != nil && !d.isCdrom() {
+						if d, _ := parseDriveShared(dev, conf[dev]); d != nil && !d.isCdrom() {
 							first = dev
 							break
 						}
@@ -1547,7 +1547,10 @@ func (vm *qemuVM) bootDiskSize() int64 {
 		for _, b := range driveBuses {
 			for i := 0; i <= b.max && first == ""; i++ {
 				k := b.bus + strconv.Itoa(i)
-				if d, _ := parseDrive(k, conf[k]); conf[k] != "" && d != nil && !d.isCdrom() {
+				if conf[k] == "" {
+					continue
+				}
+				if d, _ := parseDriveShared(k, conf[k]); d != nil && !d.isCdrom() {
 					first = k
 				}
 			}
@@ -1556,7 +1559,7 @@ func (vm *qemuVM) bootDiskSize() int64 {
 	if first == "" {
 		return 0
 	}
-	d, _ := parseDrive(first, conf[first])
+	d, _ := parseDriveShared(first, conf[first])
 	n, _ := parseDiskSize(d.str("size"))
 	return n
 }
