@@ -381,7 +381,7 @@ func (s *Sim) writeData(w http.ResponseWriter, data any, extra map[string]any) {
 	for k, v := range extra {
 		env[k] = v
 	}
-	b, err := json.Marshal(env)
+	b, err := marshalResponse(env) // json.Marshal's bytes (perf_json.go)
 	if err != nil {
 		s.writeError(w, die("unable to encode result: %v", err))
 		return
