@@ -3,6 +3,8 @@ package pvesim
 import (
 	"maps"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -98,4 +100,73 @@ func parseDriveShared(key, v string) (drive, string) {
 	}
 	m, msg := parseFixedShared("drive", cachedDriveFormat(key), key, v)
 	return drive(m), msg
+}
+
+// bootDiskSizes memoizes bootDiskSize by what it reads: the boot property
+// and the drive entries. Every /cluster/resources row needs it.
+var bootDiskSizes struct {
+	sync.Mutex
+	m map[string]int64
+}
+
+// bootDiskSizeCached is vm.bootDiskSize().
+func (vm *qemuVM) bootDiskSizeCached() int64 {
+	conf := vm.Config
+	keys := make([]string, 0, 8)
+	for k := range conf {
+		if isDriveKey(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var sb strings.Builder
+	// Length-prefixed, so that no two configs give the same key.
+	put := func(s string) {
+		sb.WriteString(strconv.Itoa(len(s)))
+		sb.WriteByte(':')
+		sb.WriteString(s)
+	}
+	put(conf["boot"])
+	for _, k := range keys {
+		put(k)
+		put(conf[k])
+	}
+	ck := sb.String()
+	bootDiskSizes.Lock()
+	n, ok := bootDiskSizes.m[ck]
+	bootDiskSizes.Unlock()
+	if ok {
+		return n
+	}
+	n = vm.bootDiskSize()
+	bootDiskSizes.Lock()
+	if bootDiskSizes.m == nil || len(bootDiskSizes.m) >= parsedStringsMax {
+		bootDiskSizes.m = map[string]int64{}
+	}
+	bootDiskSizes.m[ck] = n
+	bootDiskSizes.Unlock()
+	return n
+}
+
+// memorySizes memoizes memoryMiB by the memory property.
+var memorySizes struct {
+	sync.Mutex
+	m map[string]int64
+}
+
+func memoryMiBCached(v string) int64 {
+	memorySizes.Lock()
+	n, ok := memorySizes.m[v]
+	memorySizes.Unlock()
+	if ok {
+		return n
+	}
+	n = memoryMiB(v)
+	memorySizes.Lock()
+	if memorySizes.m == nil || len(memorySizes.m) >= parsedStringsMax {
+		memorySizes.m = map[string]int64{}
+	}
+	memorySizes.m[v] = n
+	memorySizes.Unlock()
+	return n
 }

@@ -1510,7 +1510,7 @@ func moveDisk(c *call) (any, *apiError) {
 }
 
 // maxMemBytes, cpus and bootDiskSize are what vmstatus reports.
-func (vm *qemuVM) maxMemBytes() int64 { return memoryMiB(vm.Config["memory"]) << 20 }
+func (vm *qemuVM) maxMemBytes() int64 { return memoryMiBCached(vm.Config["memory"]) << 20 }
 
 func (vm *qemuVM) cpus() int64 {
 	if v, err := strconv.ParseInt(vm.Config["vcpus"], 10, 64); err == nil && v > 0 {
@@ -1575,7 +1575,7 @@ func (vm *qemuVM) uptime() int64 {
 // /cluster/resources rows.
 func (vm *qemuVM) statusRow() map[string]any {
 	r := map[string]any{
-		"vmid": vm.VMID, "status": vm.Status, "maxmem": vm.maxMemBytes(), "maxdisk": vm.bootDiskSize(),
+		"vmid": vm.VMID, "status": vm.Status, "maxmem": vm.maxMemBytes(), "maxdisk": vm.bootDiskSizeCached(),
 		"cpus": vm.cpus(), "uptime": vm.uptime(), "cpu": 0, "mem": 0, "disk": 0,
 		"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
 	}
