@@ -1,8 +1,10 @@
 package pvesim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -212,9 +214,14 @@ func planLab(b testing.TB, extraVMs int) (*benchLab, []benchReq) {
 func BenchmarkNoChangePlan(b *testing.B) {
 	l, reqs := planLab(b, 200)
 	qs := make([]url.Values, len(reqs))
+	pats := make([]string, len(reqs))
 	for i, r := range reqs {
 		qs[i], _ = url.ParseQuery(r.query)
+		if rt, _ := l.s.findRoute(r.path); rt != nil {
+			pats[i] = rt.pattern
+		}
 	}
+	perRoute := map[string][2]int64{} // pattern -> count, CPU ns
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cpu := make([]int64, 0, len(reqs)*b.N)
@@ -228,6 +235,8 @@ func BenchmarkNoChangePlan(b *testing.B) {
 			d := threadCPU() - c0
 			cpu = append(cpu, d)
 			cpuSum += d
+			pr := perRoute[pats[j]]
+			perRoute[pats[j]] = [2]int64{pr[0] + 1, pr[1] + d}
 		}
 	}
 	b.StopTimer()
@@ -237,4 +246,11 @@ func BenchmarkNoChangePlan(b *testing.B) {
 	b.ReportMetric(float64(cpuSum)/n, "cpu-ns/req")
 	b.ReportMetric(float64(cpu[len(cpu)/2]), "median-cpu-ns/req")
 	b.ReportMetric(float64(len(reqs)), "reqs/op")
+	// The routes that cost most, for whoever profiles next.
+	byCost := slices.Collect(maps.Keys(perRoute))
+	slices.SortFunc(byCost, func(x, y string) int { return cmp.Compare(perRoute[y][1], perRoute[x][1]) })
+	for _, p := range byCost[:min(5, len(byCost))] {
+		pr := perRoute[p]
+		b.Logf("%-50s %5d requests, %8.0f us CPU each", p, pr[0], float64(pr[1])/float64(pr[0])/1e3)
+	}
 }

@@ -11,12 +11,21 @@ func TestStatusRowCachesFollowConfig(t *testing.T) {
 	steps := []func(c map[string]string){
 		func(c map[string]string) {},
 		func(c map[string]string) { c["scsi0"] = "local-lvm:vm-100-disk-0,size=40G" },
-		func(c map[string]string) { c["virtio1"] = "local-lvm:vm-100-disk-1,size=8G"; c["boot"] = "order=virtio1;scsi0" },
+		func(c map[string]string) {
+			c["virtio1"] = "local-lvm:vm-100-disk-1,size=8G"
+			c["boot"] = "order=virtio1;scsi0"
+		},
 		func(c map[string]string) { c["boot"] = "order=ide2;scsi0" },
 		func(c map[string]string) { delete(c, "boot") },
 		func(c map[string]string) { delete(c, "scsi0") },
-		func(c map[string]string) { c["sata0"] = "local-lvm:vm-100-disk-2,size=1T"; c["memory"] = "current=4096" },
-		func(c map[string]string) { c["sata0"] = "local-lvm:vm-100-disk-2,size=1T,media=cdrom"; c["memory"] = "" },
+		func(c map[string]string) {
+			c["sata0"] = "local-lvm:vm-100-disk-2,size=1T"
+			c["memory"] = "current=4096"
+		},
+		func(c map[string]string) {
+			c["sata0"] = "local-lvm:vm-100-disk-2,size=1T,media=cdrom"
+			c["memory"] = ""
+		},
 		func(c map[string]string) { c["memory"] = "bogus" },
 	}
 	for i, step := range steps {
