@@ -49,7 +49,7 @@ func psEnum(vals ...string) psKey        { return psKey{typ: tString, optional: 
 func (k psKey) needs(other string) psKey { k.requires = other; return k }
 func (k psKey) atLeast(v float64) psKey  { k.min = &v; return k }
 func (k psKey) matching(re string) psKey {
-	k.pattern = regexp.MustCompile(`^(?:` + re + `)$`)
+	k.pattern = anchoredRegexp(re) // compiled once (perf_index.go)
 	return k
 }
 func (k psKey) withFormat(f string) psKey { k.format = f; return k }

@@ -524,7 +524,7 @@ func memoryMiB(v string) int64 {
 	if v == "" {
 		return 512
 	}
-	m, msg := parsePropertyString(memoryFormat, "memory", v)
+	m, msg := parseFixedShared("memory", memoryFormat, "memory", v)
 	if msg != "" {
 		return 512
 	}
@@ -1514,7 +1514,7 @@ func moveDisk(c *call) (any, *apiError) {
 }
 
 // maxMemBytes, cpus and bootDiskSize are what vmstatus reports.
-func (vm *qemuVM) maxMemBytes() int64 { return memoryMiB(vm.Config["memory"]) << 20 }
+func (vm *qemuVM) maxMemBytes() int64 { return memoryMiBCached(vm.Config["memory"]) << 20 }
 
 func (vm *qemuVM) cpus() int64 {
 	if v, err := strconv.ParseInt(vm.Config["vcpus"], 10, 64); err == nil && v > 0 {
@@ -1534,11 +1534,11 @@ func (vm *qemuVM) bootDiskSize() int64 {
 	conf := vm.Config
 	first := ""
 	if b := conf["boot"]; b != "" {
-		if m, msg := parsePropertyString(bootFormat, "boot", b); msg == "" {
+		if m, msg := parseFixedShared("boot", bootFormat, "boot", b); msg == "" {
 			if o, ok := m["order"].(string); ok {
 				for _, dev := range strings.Split(o, ";") {
 					if isDriveKey(dev) {
-						if d, _ := parseDrive(dev, conf[dev]); d != nil && !d.isCdrom() {
+						if d, _ := parseDriveShared(dev, conf[dev]); d != nil && !d.isCdrom() {
 							first = dev
 							break
 						}
@@ -1551,7 +1551,10 @@ func (vm *qemuVM) bootDiskSize() int64 {
 		for _, b := range driveBuses {
 			for i := 0; i <= b.max && first == ""; i++ {
 				k := b.bus + strconv.Itoa(i)
-				if d, _ := parseDrive(k, conf[k]); conf[k] != "" && d != nil && !d.isCdrom() {
+				if conf[k] == "" {
+					continue
+				}
+				if d, _ := parseDriveShared(k, conf[k]); d != nil && !d.isCdrom() {
 					first = k
 				}
 			}
@@ -1560,7 +1563,7 @@ func (vm *qemuVM) bootDiskSize() int64 {
 	if first == "" {
 		return 0
 	}
-	d, _ := parseDrive(first, conf[first])
+	d, _ := parseDriveShared(first, conf[first])
 	n, _ := parseDiskSize(d.str("size"))
 	return n
 }
@@ -1576,7 +1579,7 @@ func (vm *qemuVM) uptime() int64 {
 // /cluster/resources rows.
 func (vm *qemuVM) statusRow() map[string]any {
 	r := map[string]any{
-		"vmid": vm.VMID, "status": vm.Status, "maxmem": vm.maxMemBytes(), "maxdisk": vm.bootDiskSize(),
+		"vmid": vm.VMID, "status": vm.Status, "maxmem": vm.maxMemBytes(), "maxdisk": vm.bootDiskSizeCached(),
 		"cpus": vm.cpus(), "uptime": vm.uptime(), "cpu": 0, "mem": 0, "disk": 0,
 		"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
 	}

@@ -246,7 +246,7 @@ func parseDrive(key, v string) (drive, string) {
 		m, msg := parsePropertyString(unusedFormat, key, v)
 		return drive(m), msg
 	}
-	m, msg := parsePropertyString(driveFormat(key), key, v)
+	m, msg := parseFixedPropertyString("drive", cachedDriveFormat(key), key, v)
 	return drive(m), msg
 }
 

@@ -116,6 +116,9 @@ func splitPath(p string) []string {
 }
 
 func (s *Sim) findRoute(path string) (*route, map[string]string) {
+	if s.tree != nil {
+		return s.tree.find(path)
+	}
 	for _, rt := range s.routes {
 		if vars, ok := rt.match(path); ok {
 			return rt, vars
@@ -344,7 +347,7 @@ func (s *Sim) writeData(w http.ResponseWriter, data any, extra map[string]any) {
 	for k, v := range extra {
 		env[k] = v
 	}
-	b, err := json.Marshal(env)
+	b, err := marshalResponse(env) // json.Marshal's bytes (perf_json.go)
 	if err != nil {
 		s.writeError(w, die("unable to encode result: %v", err))
 		return

@@ -114,6 +114,7 @@ type Sim struct {
 	logPaths []string
 
 	routes []*route
+	tree   *routeTree // index of routes (perf_routes.go)
 	// nodeOS is what the nodes' shells run (registry.go).
 	nodeOS *nodeOS
 	rel    pveRelease
@@ -189,6 +190,7 @@ func Start(opts Options) (*Sim, error) {
 	}
 	s.rel = rel
 	s.routes = buildRoutes(rel)
+	s.tree = newRouteTree(s.routes)
 	s.nodeOS = buildNodeOS()
 
 	var st *simState
