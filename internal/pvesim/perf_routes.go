@@ -16,6 +16,9 @@ type routeNode struct {
 	lit  map[string]*routeNode
 	vari *routeNode
 	ends []int // indices into routes of the routes that end here
+	// restEnds are routes whose last variable takes the rest of the path
+	// (see route.match), so they also match longer paths.
+	restEnds []int
 }
 
 func newRouteTree(routes []*route) *routeTree {
@@ -41,6 +44,9 @@ func newRouteTree(routes []*route) *routeTree {
 			n = c
 		}
 		n.ends = append(n.ends, i)
+		if rt.takesRest() {
+			n.restEnds = append(n.restEnds, i)
+		}
 	}
 	return t
 }
@@ -64,6 +70,13 @@ func (t *routeTree) find(path string) (*route, map[string]string) {
 		}
 		if n.vari != nil && segs[i] != "" { // a variable is never empty
 			walk(n.vari, i+1)
+			if i+1 < len(segs) {
+				for _, e := range n.vari.restEnds {
+					if best < 0 || e < best {
+						best = e
+					}
+				}
+			}
 		}
 	}
 	walk(t.root, 0)

@@ -82,12 +82,16 @@ func (c *call) setExtra(k string, v any) {
 	c.extra[k] = v
 }
 
+// takesRest reports whether the route's last variable takes the rest of
+// the path, slashes and all.
+func (rt *route) takesRest() bool { return strings.HasSuffix(rt.pattern, "/content/{volume}") }
+
 func (rt *route) match(path string) (map[string]string, bool) {
 	segs := splitPath(path)
 	// Storage content is mounted with fragmentDelimiter '' (pve-storage
 	// PVE/API2/Storage/Status.pm): the rest of the path is one volume id,
 	// slashes and all.
-	if n := len(rt.segs); len(segs) > n && strings.HasSuffix(rt.pattern, "/content/{volume}") {
+	if n := len(rt.segs); len(segs) > n && rt.takesRest() {
 		segs = append(segs[:n-1:n-1], strings.Join(segs[n-1:], "/"))
 	}
 	if len(segs) != len(rt.segs) {
