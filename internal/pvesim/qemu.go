@@ -32,7 +32,7 @@ var numericConfigKeys = map[string]bool{
 	"acpi": true, "autostart": true, "balloon": true, "cores": true, "cpuunits": true, "kvm": true,
 	"localtime": true, "numa": true, "onboot": true, "protection": true, "shares": true, "sockets": true,
 	"tablet": true, "template": true, "vcpus": true, "migrate_speed": true, "keephugepages": true,
-	"reboot": true, "tdf": true, "freeze": true, "smp": true, "allow-ksm": true,
+	"reboot": true, "tdf": true, "freeze": true, "smp": true, "allow-ksm": true, "ciupgrade": true,
 }
 
 func vmidParam() param { p := pInt(i64(100), i64(999999999)).req(); p.format = "pve-vmid"; return p }
@@ -120,6 +120,7 @@ func qemuConfigSchema(rel pveRelease) schema {
 	if rel.Release >= "9" {
 		sc["allow-ksm"] = pBool()
 	}
+	addQemuOptions(rel, sc)
 	return sc
 }
 
@@ -579,6 +580,10 @@ func createVM(c *call) (any, *apiError) {
 	}
 	start := c.params["start"] == "1"
 	storage := c.params["storage"]
+	if perr := checkSSHKeys(params); perr != nil {
+		return nil, perr
+	}
+	resolveCdromAlias(params)
 	if perr := s.checkDriveParamsLocked(node, params, storage); perr != nil {
 		return nil, perr
 	}
@@ -709,7 +714,9 @@ func vmConfig(c *call) (any, *apiError) {
 	if snap := c.params["snapshot"]; snap != "" {
 		return nil, die("snapshot '%s' does not exist", snap)
 	}
-	return vm.configView(c.params["current"] == "1"), nil
+	conf := vm.configView(c.params["current"] == "1")
+	maskConfigPassword(conf)
+	return conf, nil
 }
 
 func vmPending(c *call) (any, *apiError) {
@@ -751,6 +758,7 @@ func vmPending(c *call) (any, *apiError) {
 			out = append(out, row(k))
 		}
 	}
+	maskPendingPassword(out)
 	return out, nil
 }
 
@@ -807,6 +815,9 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 	if u.skiplock && c.user != "root@pam" {
 		return nil, paramErr1("skiplock", "Only root may use this option.")
 	}
+	if perr := checkSSHKeys(u.params); perr != nil {
+		return nil, perr
+	}
 	if c.params["delete"] == "" && c.params["revert"] == "" && len(u.params) == 0 {
 		return nil, die("no options specified")
 	}
@@ -819,6 +830,7 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 		}
 		u.revert[opt] = true
 	}
+	resolveCdromAlias(u.params)
 	for _, opt := range splitList(c.params["delete"]) {
 		if opt == "cdrom" {
 			opt = "ide2"
@@ -979,6 +991,7 @@ func (s *Sim) applyConfigUpdateLocked(c *call, u *configUpdate, log *[]string) *
 		return perr
 	}
 	node := u.node
+	prepareOptionUpdate(vm, u.params)
 	modified := map[string]bool{}
 	deletes := append([]string(nil), u.deletes...)
 	for opt := range u.revert {
