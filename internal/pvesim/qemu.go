@@ -1165,6 +1165,8 @@ func (s *Sim) hotplugPendingLocked(node string, vm *qemuVM, selection map[string
 			ok = vm.Config["balloon"] != "0"
 		case opt == "tablet":
 			ok = hp["usb"]
+		case strings.HasPrefix(opt, "usb"):
+			ok = vm.usbHotpluggable(hp)
 		case opt == "vcpus":
 			ok = hp["cpu"]
 		case opt == "memory":
@@ -1194,6 +1196,8 @@ func (s *Sim) hotplugPendingLocked(node string, vm *qemuVM, selection map[string
 			ok = true
 		case opt == "tablet":
 			ok = hp["usb"]
+		case strings.HasPrefix(opt, "usb"):
+			ok = vm.usbHotpluggable(hp)
 		case opt == "vcpus":
 			ok = hp["cpu"]
 		case opt == "memory":

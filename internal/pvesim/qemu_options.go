@@ -451,3 +451,15 @@ func machineFormatFor(rel pveRelease) psFormat {
 	delete(f, "aw-bits")
 	return f
 }
+
+// usbHotpluggable is vmconfig_hotplug_pending's $is_usb_hotplug_supported:
+// the usb hotplug feature and a Linux or Windows 8+ guest (the sim's QEMU
+// is always newer than 7.1).
+func (vm *qemuVM) usbHotpluggable(hp map[string]bool) bool {
+	os := vm.Config["ostype"]
+	win := 0
+	if n, ok := strings.CutPrefix(os, "win"); ok {
+		win, _ = strconv.Atoi(n)
+	}
+	return hp["usb"] && (os == "l26" || win > 7)
+}

@@ -99,9 +99,10 @@ func TestQemuOptionsHotplugRules(t *testing.T) {
 	createRefVM(t, c)
 	qmTaskOK(t, c, c.ok("POST", vm100+"/status/start", nil))
 	c.ok("PUT", vm100+"/config", vals("keyboard", "de", "migrate_speed", "100", "hookscript", "local:snippets/hook.pl",
-		"watchdog", "i6300esb", "cipassword", "pw"))
+		"watchdog", "i6300esb", "cipassword", "pw", "usb0", "host=spice"))
 	cur := vmConfigOf(c, true)
-	if cur["migrate_speed"] != float64(100) || cur["hookscript"] != "local:snippets/hook.pl" {
+	// usbN hotplugs into a Linux guest with the usb hotplug feature.
+	if cur["migrate_speed"] != float64(100) || cur["hookscript"] != "local:snippets/hook.pl" || cur["usb0"] != "host=spice" {
 		t.Errorf("fast-plug options not applied: %v", cur)
 	}
 	if _, ok := cur["keyboard"]; ok {
@@ -123,6 +124,13 @@ func TestQemuOptionsHotplugRules(t *testing.T) {
 	}
 	if pending["cipassword"]["value"] != "**********" {
 		t.Errorf("pending cipassword row %v", pending["cipassword"])
+	}
+	// Without the usb feature it waits for the next start.
+	c.ok("PUT", vm100+"/config", vals("hotplug", "network,disk"))
+	qmTaskOK(t, c, c.ok("POST", vm100+"/status/reboot", nil))
+	c.ok("PUT", vm100+"/config", vals("usb1", "host=spice"))
+	if cur := vmConfigOf(c, true); cur["usb1"] != nil {
+		t.Errorf("usb1 hotplugged without the usb feature: %v", cur["usb1"])
 	}
 }
 
