@@ -786,7 +786,7 @@ func knownOption(k string) bool {
 		}
 	}
 	switch k {
-	case "acpi", "affinity", "agent", "arch", "args", "audio0", "autostart", "balloon", "bios", "boot", "bootdisk",
+	case "acpi", "affinity", "agent", "arch", "args", "audio0", "autostart", "balloon", "bios", "boot", "bootdisk", "cdrom", "freeze",
 		"cicustom", "cipassword", "citype", "ciupgrade", "ciuser", "cores", "cpu", "cpulimit", "cpuunits",
 		"description", "hookscript", "hotplug", "hugepages", "ivshmem", "keephugepages", "keyboard", "kvm",
 		"localtime", "lock", "machine", "memory", "migrate_downtime", "migrate_speed", "name", "nameserver",

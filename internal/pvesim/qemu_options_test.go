@@ -288,3 +288,18 @@ func TestQemuPropertyFormatsMatchOfficial(t *testing.T) {
 		}
 	}
 }
+
+// delete and revert accept every option of the schema (option_exists).
+func TestQemuDeleteKnowsEveryOption(t *testing.T) {
+	for _, release := range []string{"9.1", "8.4"} {
+		rel, err := lookupRelease(release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range qemuConfigSchema(rel) {
+			if !knownOption(k) {
+				t.Errorf("%s: delete=%s would be refused as an unknown option", release, k)
+			}
+		}
+	}
+}
