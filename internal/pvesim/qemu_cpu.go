@@ -85,7 +85,7 @@ func vmCPUFormat(rel pveRelease) psFormat {
 		"flags":          psOpt(tString).matching(cpuFlagAnyRE + `(;` + cpuFlagAnyRE + `)*`),
 		"hidden":         psOpt(tBoolean),
 		"hv-vendor-id":   psOpt(tString).matching(`[a-zA-Z0-9]{1,12}`),
-		"phys-bits":      {typ: tString, optional: true, fn: parsePhysBits},
+		"phys-bits":      {typ: tString, optional: true, format: "pve-phys-bits", fn: parsePhysBits},
 		"reported-model": psEnum(reportedModelEnum()...),
 	}
 	if rel.atLeast9() {

@@ -65,10 +65,10 @@ func driveFormat(key string) psFormat {
 	i := func() psKey { return psOpt(tInteger) }
 	n := func() psKey { return psOpt(tNumber) }
 	f := psFormat{
-		"file":        {typ: tString, defaultKey: true, fn: checkVolumeIDOrQMPath},
+		"file":        {typ: tString, defaultKey: true, format: "pve-volume-id-or-qm-path", fn: checkVolumeIDOrQMPath},
 		"format":      psEnum("raw", "qcow", "qed", "qcow2", "vmdk", "cloop"),
-		"import-from": {typ: tString, optional: true, fn: checkVolumeIDOrAbsPath},
-		"size":        psOpt(tString).matching(`\d+(?:\.\d+)?[KMGT]?`),
+		"import-from": {typ: tString, optional: true, format: "pve-volume-id-or-absolute-path", fn: checkVolumeIDOrAbsPath},
+		"size":        psOpt(tString).withFormat("disk-size"),
 		"volume":      {alias: "file"},
 	}
 	switch key {
@@ -103,7 +103,7 @@ func driveFormat(key string) psFormat {
 	f["media"] = psEnum("cdrom", "disk")
 	f["rerror"] = psEnum("ignore", "report", "stop")
 	f["werror"] = psEnum("enospc", "ignore", "report", "stop")
-	f["serial"] = psOpt(tString)
+	f["serial"] = psKey{typ: tString, optional: true, format: "urlencoded", maxLength: 60}
 	bus, _ := splitIndexed(key)
 	if bus == "scsi" || bus == "virtio" {
 		f["iothread"] = psOpt(tBoolean)
@@ -120,12 +120,12 @@ func driveFormat(key string) psFormat {
 		f["scsiblock"] = psOpt(tBoolean)
 	}
 	if bus == "ide" {
-		f["model"] = psOpt(tString)
+		f["model"] = psKey{typ: tString, optional: true, format: "urlencoded", maxLength: 120}
 	}
 	return f
 }
 
-var unusedFormat = psFormat{"file": {typ: tString, defaultKey: true, fn: checkVolumeID}, "volume": {alias: "file"}}
+var unusedFormat = psFormat{"file": {typ: tString, defaultKey: true, format: "pve-volume-id", fn: checkVolumeID}, "volume": {alias: "file"}}
 
 var netModels = []string{"e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"}
 
@@ -134,7 +134,7 @@ var netFormat = psFormat{
 	"bridge":    psOpt(tString).withFormat("pve-bridge-id"),
 	"firewall":  psOpt(tBoolean),
 	"link_down": psOpt(tBoolean),
-	"macaddr":   {typ: tString, optional: true, fn: checkMacAddr},
+	"macaddr":   {typ: tString, optional: true, format: "mac-addr", fn: checkMacAddr},
 	"mtu":       psOpt(tInteger).atLeast(1).atMost(65520),
 	"queues":    psOpt(tInteger).atLeast(0).atMost(64),
 	"rate":      psOpt(tNumber).atLeast(0),
@@ -158,7 +158,7 @@ var vgaFormat = psFormat{
 }
 
 var machineFormat = psFormat{
-	"type":      {typ: tString, optional: true, defaultKey: true, pattern: regexp.MustCompile(`^(?:(pc|pc(-i440fx)?-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|q35|pc-q35-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|virt(?:-\d+(\.\d+)+)?(\+pve\d+)?))$`)},
+	"type":      {typ: tString, optional: true, defaultKey: true, maxLength: 40, pattern: regexp.MustCompile(`^(?:(pc|pc(-i440fx)?-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|q35|pc-q35-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|virt(?:-\d+(\.\d+)+)?(\+pve\d+)?))$`)},
 	"aw-bits":   psOpt(tNumber).atLeast(32).atMost(64),
 	"enable-s3": psOpt(tBoolean),
 	"enable-s4": psOpt(tBoolean),

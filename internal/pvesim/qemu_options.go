@@ -134,9 +134,9 @@ func qemuOptionFormats(rel pveRelease) map[string]psFormat {
 			"policy":    psEnum("preferred", "bind", "interleave"),
 		},
 		"ipconfig": {
-			"ip":  {typ: tString, optional: true, fn: checkIPv4Config},
+			"ip":  {typ: tString, optional: true, format: "pve-ipv4-config", fn: checkIPv4Config},
 			"gw":  psOpt(tString).withFormat("ipv4").needs("ip"),
-			"ip6": {typ: tString, optional: true, fn: checkIPv6Config},
+			"ip6": {typ: tString, optional: true, format: "pve-ipv6-config", fn: checkIPv6Config},
 			"gw6": psOpt(tString).withFormat("ipv6").needs("ip6"),
 		},
 		"virtiofs": {
@@ -170,10 +170,10 @@ func qemuOptionFormats(rel pveRelease) map[string]psFormat {
 			"kernel-hashes":  b(),
 		},
 		"cicustom": {
-			"meta":    {typ: tString, optional: true, fn: checkVolumeID},
-			"network": {typ: tString, optional: true, fn: checkVolumeID},
-			"user":    {typ: tString, optional: true, fn: checkVolumeID},
-			"vendor":  {typ: tString, optional: true, fn: checkVolumeID},
+			"meta":    {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
+			"network": {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
+			"user":    {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
+			"vendor":  {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
 		},
 		"smbios1": {
 			"uuid":         psOpt(tString).matching(smbiosUUIDRE),

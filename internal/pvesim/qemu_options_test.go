@@ -273,6 +273,12 @@ func TestQemuPropertyFormatsMatchOfficial(t *testing.T) {
 				if strings.Join(enum, ",") != strings.Join(k.enum, ",") {
 					t.Errorf("%s: enum %v, PVE %v", where, k.enum, enum)
 				}
+				if f, _ := o["format"].(string); f != k.format {
+					t.Errorf("%s: format %q, PVE %q", where, k.format, f)
+				}
+				if ml, _ := o["maxLength"].(float64); int(ml) != k.maxLength {
+					t.Errorf("%s: maxLength %d, PVE %v", where, k.maxLength, o["maxLength"])
+				}
 				for bound, sb := range map[string]*float64{"minimum": k.min, "maximum": k.max} {
 					ob, has := o[bound].(float64)
 					if has != (sb != nil) || (has && ob != *sb) {
