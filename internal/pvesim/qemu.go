@@ -421,6 +421,9 @@ func (s *Sim) allocDrivesLocked(node string, vmid int, params map[string]string,
 			if k == "efidisk0" {
 				size = 528 << 10
 			}
+			if k == "tpmstate0" {
+				size = 4 << 20 // TPMSTATE_DISK_SIZE, whatever size was asked
+			}
 			format, _ := d["format"].(string)
 			v, err := s.allocVolumeLocked(node, store, vmid, size, format)
 			if err != nil {

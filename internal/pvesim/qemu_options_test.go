@@ -309,3 +309,13 @@ func TestQemuDeleteKnowsEveryOption(t *testing.T) {
 		}
 	}
 }
+
+// tpmstate0 is a drive: allocated at create with PVE's fixed 4 MiB.
+func TestQemuTPMStateAllocatedWithFixedSize(t *testing.T) {
+	_, info := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
+	c := newClient(t, info, "")
+	createRefVM(t, c, "tpmstate0", "local-lvm:1,version=v2.0")
+	if got := vmConfigOf(c, false)["tpmstate0"]; got != "local-lvm:vm-100-disk-1,size=4M,version=v2.0" {
+		t.Errorf("tpmstate0 = %v", got)
+	}
+}
