@@ -853,6 +853,9 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 		return nil, perr
 	}
 	s.normalizeNetsLocked(u.node, u.params)
+	if perr := s.checkHookscriptLocked(u.node, u.params); perr != nil {
+		return nil, perr
+	}
 	if v, ok := u.params["vmgenid"]; ok && v == "1" {
 		u.params["vmgenid"] = newUUID()
 	}

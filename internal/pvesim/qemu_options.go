@@ -463,3 +463,39 @@ func (vm *qemuVM) usbHotpluggable(hp map[string]bool) bool {
 	}
 	return hp["usb"] && (os == "l26" || win > 7)
 }
+
+var snippetNameRE = regexp.MustCompile(`^snippets/([^/]+)$`)
+
+// checkHookscriptLocked is update_vm_api's check_hookscript
+// (pve-guest-common PVE/GuestHelpers.pm): the volume must be a snippet on a
+// storage with a path, and an executable file on this node. Its die
+// becomes the parameter's error.
+func (s *Sim) checkHookscriptLocked(node string, params map[string]string) *apiError {
+	volid, ok := params["hookscript"]
+	if !ok {
+		return nil
+	}
+	fail := func(format string, a ...any) *apiError {
+		return paramErr1("hookscript", fmt.Sprintf(format, a...)+"\n")
+	}
+	store, name, err := splitVolid(volid)
+	if err != nil {
+		return fail("%v", err)
+	}
+	e, err := s.storageEntryLocked(node, store)
+	if err != nil {
+		return fail("%v", err)
+	}
+	m := snippetNameRE.FindStringSubmatch(name)
+	if m == nil || e.Opts["path"] == "" {
+		return fail("'%s' is not in the snippets directory", volid)
+	}
+	f := s.execState(node).Files[strings.TrimSuffix(e.Opts["path"], "/")+"/snippets/"+m[1]]
+	if f == nil {
+		return fail("script '%s' does not exist", volid)
+	}
+	if f.Mode&0o111 == 0 {
+		return fail("script '%s' is not executable", volid)
+	}
+	return nil
+}

@@ -94,9 +94,10 @@ func TestQemuOptionFormatsRefusedWithPVEText(t *testing.T) {
 // cannot hotplug stay in [PENDING]. cipassword goes straight to the
 // config, hashed, and is masked by both views.
 func TestQemuOptionsHotplugRules(t *testing.T) {
-	_, info := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
+	s, info := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
 	c := newClient(t, info, "")
 	createRefVM(t, c)
+	putNodeFile(s, "z2g4a", "/var/lib/vz/snippets/hook.pl", 0o755)
 	qmTaskOK(t, c, c.ok("POST", vm100+"/status/start", nil))
 	c.ok("PUT", vm100+"/config", vals("keyboard", "de", "migrate_speed", "100", "hookscript", "local:snippets/hook.pl",
 		"watchdog", "i6300esb", "cipassword", "pw", "usb0", "host=spice"))
@@ -318,4 +319,36 @@ func TestQemuTPMStateAllocatedWithFixedSize(t *testing.T) {
 	if got := vmConfigOf(c, false)["tpmstate0"]; got != "local-lvm:vm-100-disk-1,size=4M,version=v2.0" {
 		t.Errorf("tpmstate0 = %v", got)
 	}
+}
+
+// hookscript is checked on update as check_hookscript does: a snippet
+// volume, an existing, executable file.
+func TestQemuHookscriptChecked(t *testing.T) {
+	s, info := startSim(t, Options{NoSSH: true, ClusterName: "lab"})
+	c := newClient(t, info, "")
+	createRefVM(t, c)
+	putNodeFile(s, "z2g4a", "/var/lib/vz/snippets/plain.sh", 0o644)
+	for volid, want := range map[string]string{
+		"local:iso/x.iso":            "'local:iso/x.iso' is not in the snippets directory\n",
+		"local:snippets/none.sh":     "script 'local:snippets/none.sh' does not exist\n",
+		"local:snippets/plain.sh":    "script 'local:snippets/plain.sh' is not executable\n",
+		"nostore:snippets/hook.sh":   "storage 'nostore' does not exist\n",
+		"local-lvm:snippets/hook.sh": "'local-lvm:snippets/hook.sh' is not in the snippets directory\n",
+	} {
+		r := c.do("PUT", vm100+"/config", vals("hookscript", volid))
+		if r.status != 400 || r.errs()["hookscript"] != want {
+			t.Errorf("hookscript=%s: %d %q, want 400 %q", volid, r.status, r.errs()["hookscript"], want)
+		}
+	}
+}
+
+// putNodeFile puts a file on a node's disk, as if copied there.
+func putNodeFile(s *Sim, node, path string, mode uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ex := s.execState(node)
+	if ex.Files == nil {
+		ex.Files = map[string]*simFile{}
+	}
+	ex.Files[path] = &simFile{Content: []byte("#!/bin/sh\n"), Mode: mode, Owner: "root", Group: "root"}
 }
