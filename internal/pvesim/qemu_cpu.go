@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -62,18 +63,18 @@ func reportedModelEnum() []string {
 	return m
 }
 
+var physBitsRE = regexp.MustCompile(`^\d{1,2}$`)
+
 // parsePhysBits is parse_phys_bits.
 func parsePhysBits(v string) string {
 	const msg = "value must be an integer between 8 and 64 or 'host'"
 	if v == "host" {
 		return ""
 	}
-	if !regexp.MustCompile(`^\d{1,2}$`).MatchString(v) {
+	if !physBitsRE.MatchString(v) {
 		return msg
 	}
-	var n int
-	fmt.Sscan(v, &n)
-	if n < 8 || n > 64 {
+	if n, _ := strconv.Atoi(v); n < 8 || n > 64 {
 		return msg
 	}
 	return ""
