@@ -39,7 +39,14 @@ type psKey struct {
 	format     string // a named format such as CIDR
 	pattern    *regexp.Regexp
 	min        *float64
+	max        *float64
+	maxLength  int
 	requires   string
+	// alias names the key this one stands for (volume=... is file=...).
+	alias string
+	// fn is a named format checked next to its users (qemu_options.go):
+	// it returns the text the format's verifier dies with.
+	fn func(string) string
 }
 
 type psFormat map[string]psKey
@@ -53,6 +60,7 @@ func (k psKey) matching(re string) psKey {
 	return k
 }
 func (k psKey) withFormat(f string) psKey { k.format = f; return k }
+func (k psKey) atMost(v float64) psKey    { k.max = &v; return k }
 
 const tagRE = `(?i:[a-z0-9_][a-z0-9_\-+.]*)`
 
@@ -142,6 +150,13 @@ func parsePropertyString(f psFormat, path, data string) (map[string]any, string)
 				return nil, "duplicate key in comma-separated list property: " + k
 			}
 			key, ok := f[k]
+			if ok && key.alias != "" {
+				k = key.alias
+				key, ok = f[k]
+				if _, dup := res[k]; dup {
+					return nil, fmt.Sprintf("key '%s' is already defined (via alias)", k)
+				}
+			}
 			if !ok {
 				return nil, "invalid key in comma-separated list property: " + k
 			}
@@ -175,6 +190,9 @@ func parsePropertyString(f psFormat, path, data string) (map[string]any, string)
 	sort.Strings(names)
 	for _, name := range names {
 		key := f[name]
+		if key.alias != "" {
+			continue // check_prop skips aliases
+		}
 		v, ok := res[name]
 		if !ok {
 			if !key.optional {
@@ -255,13 +273,27 @@ func (k psKey) check(v any) string {
 			return fmt.Sprintf("type check ('number') failed - got '%s'", s)
 		}
 	}
-	if k.format != "" {
+	// check_prop's order: format, pattern, maxLength, maximum, minimum, enum.
+	switch {
+	case k.fn != nil:
+		if msg := k.fn(s); msg != "" {
+			return "invalid format - " + msg + "\n"
+		}
+	case k.format != "":
 		if msg := checkFormat(k.format, s); msg != "" {
 			return "invalid format - " + msg + "\n"
 		}
 	}
 	if k.pattern != nil && !k.pattern.MatchString(s) {
 		return "value does not match the regex pattern"
+	}
+	if k.maxLength > 0 && len(s) > k.maxLength {
+		return fmt.Sprintf("value may only be %d characters long", k.maxLength)
+	}
+	if k.max != nil && perlNumberRE.MatchString(s) {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f > *k.max {
+			return "value must have a maximum value of " + strconv.FormatFloat(*k.max, 'f', -1, 64)
+		}
 	}
 	if k.min != nil && perlNumberRE.MatchString(s) {
 		if f, err := strconv.ParseFloat(s, 64); err == nil && f < *k.min {

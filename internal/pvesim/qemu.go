@@ -32,7 +32,7 @@ var numericConfigKeys = map[string]bool{
 	"acpi": true, "autostart": true, "balloon": true, "cores": true, "cpuunits": true, "kvm": true,
 	"localtime": true, "numa": true, "onboot": true, "protection": true, "shares": true, "sockets": true,
 	"tablet": true, "template": true, "vcpus": true, "migrate_speed": true, "keephugepages": true,
-	"reboot": true, "tdf": true, "freeze": true, "smp": true, "allow-ksm": true,
+	"reboot": true, "tdf": true, "freeze": true, "smp": true, "allow-ksm": true, "ciupgrade": true,
 }
 
 func vmidParam() param { p := pInt(i64(100), i64(999999999)).req(); p.format = "pve-vmid"; return p }
@@ -120,6 +120,7 @@ func qemuConfigSchema(rel pveRelease) schema {
 	if rel.Release >= "9" {
 		sc["allow-ksm"] = pBool()
 	}
+	addQemuOptions(rel, sc)
 	return sc
 }
 
@@ -424,6 +425,9 @@ func (s *Sim) allocDrivesLocked(node string, vmid int, params map[string]string,
 			if k == "efidisk0" {
 				size = 528 << 10
 			}
+			if k == "tpmstate0" {
+				size = 4 << 20 // TPMSTATE_DISK_SIZE, whatever size was asked
+			}
 			format, _ := d["format"].(string)
 			v, err := s.allocVolumeLocked(node, store, vmid, size, format)
 			if err != nil {
@@ -583,6 +587,10 @@ func createVM(c *call) (any, *apiError) {
 	}
 	start := c.params["start"] == "1"
 	storage := c.params["storage"]
+	if perr := checkSSHKeys(params); perr != nil {
+		return nil, perr
+	}
+	resolveCdromAlias(params)
 	if perr := s.checkDriveParamsLocked(node, params, storage); perr != nil {
 		return nil, perr
 	}
@@ -713,7 +721,9 @@ func vmConfig(c *call) (any, *apiError) {
 	if snap := c.params["snapshot"]; snap != "" {
 		return nil, die("snapshot '%s' does not exist", snap)
 	}
-	return vm.configView(c.params["current"] == "1"), nil
+	conf := vm.configView(c.params["current"] == "1")
+	maskConfigPassword(conf)
+	return conf, nil
 }
 
 func vmPending(c *call) (any, *apiError) {
@@ -755,6 +765,7 @@ func vmPending(c *call) (any, *apiError) {
 			out = append(out, row(k))
 		}
 	}
+	maskPendingPassword(out)
 	return out, nil
 }
 
@@ -782,7 +793,7 @@ func knownOption(k string) bool {
 		}
 	}
 	switch k {
-	case "acpi", "affinity", "agent", "arch", "args", "audio0", "autostart", "balloon", "bios", "boot", "bootdisk",
+	case "acpi", "affinity", "agent", "arch", "args", "audio0", "autostart", "balloon", "bios", "boot", "bootdisk", "cdrom", "freeze",
 		"cicustom", "cipassword", "citype", "ciupgrade", "ciuser", "cores", "cpu", "cpulimit", "cpuunits",
 		"description", "hookscript", "hotplug", "hugepages", "ivshmem", "keephugepages", "keyboard", "kvm",
 		"localtime", "lock", "machine", "memory", "migrate_downtime", "migrate_speed", "name", "nameserver",
@@ -811,6 +822,9 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 	if u.skiplock && c.user != "root@pam" {
 		return nil, paramErr1("skiplock", "Only root may use this option.")
 	}
+	if perr := checkSSHKeys(u.params); perr != nil {
+		return nil, perr
+	}
 	if c.params["delete"] == "" && c.params["revert"] == "" && len(u.params) == 0 {
 		return nil, die("no options specified")
 	}
@@ -823,6 +837,7 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 		}
 		u.revert[opt] = true
 	}
+	resolveCdromAlias(u.params)
 	for _, opt := range splitList(c.params["delete"]) {
 		if opt == "cdrom" {
 			opt = "ide2"
@@ -842,6 +857,9 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 		return nil, perr
 	}
 	s.normalizeNetsLocked(u.node, u.params)
+	if perr := s.checkHookscriptLocked(u.node, u.params); perr != nil {
+		return nil, perr
+	}
 	if v, ok := u.params["vmgenid"]; ok && v == "1" {
 		u.params["vmgenid"] = newUUID()
 	}
@@ -983,6 +1001,7 @@ func (s *Sim) applyConfigUpdateLocked(c *call, u *configUpdate, log *[]string) *
 		return perr
 	}
 	node := u.node
+	prepareOptionUpdate(vm, u.params)
 	modified := map[string]bool{}
 	deletes := append([]string(nil), u.deletes...)
 	for opt := range u.revert {
@@ -1156,6 +1175,8 @@ func (s *Sim) hotplugPendingLocked(node string, vm *qemuVM, selection map[string
 			ok = vm.Config["balloon"] != "0"
 		case opt == "tablet":
 			ok = hp["usb"]
+		case strings.HasPrefix(opt, "usb"):
+			ok = vm.usbHotpluggable(hp)
 		case opt == "vcpus":
 			ok = hp["cpu"]
 		case opt == "memory":
@@ -1185,6 +1206,8 @@ func (s *Sim) hotplugPendingLocked(node string, vm *qemuVM, selection map[string
 			ok = true
 		case opt == "tablet":
 			ok = hp["usb"]
+		case strings.HasPrefix(opt, "usb"):
+			ok = vm.usbHotpluggable(hp)
 		case opt == "vcpus":
 			ok = hp["cpu"]
 		case opt == "memory":

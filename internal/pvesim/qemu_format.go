@@ -65,10 +65,11 @@ func driveFormat(key string) psFormat {
 	i := func() psKey { return psOpt(tInteger) }
 	n := func() psKey { return psOpt(tNumber) }
 	f := psFormat{
-		"file":        {typ: tString, defaultKey: true},
+		"file":        {typ: tString, defaultKey: true, format: "pve-volume-id-or-qm-path", fn: checkVolumeIDOrQMPath},
 		"format":      psEnum("raw", "qcow", "qed", "qcow2", "vmdk", "cloop"),
-		"import-from": psOpt(tString),
-		"size":        psOpt(tString).matching(`\d+(?:\.\d+)?[KMGT]?`),
+		"import-from": {typ: tString, optional: true, format: "pve-volume-id-or-absolute-path", fn: checkVolumeIDOrAbsPath},
+		"size":        psOpt(tString).withFormat("disk-size"),
+		"volume":      {alias: "file"},
 	}
 	switch key {
 	case "efidisk0":
@@ -87,6 +88,9 @@ func driveFormat(key string) psFormat {
 	for _, k := range []string{"bps_max_length", "bps_rd_max_length", "bps_wr_max_length", "iops_max_length", "iops_rd_max_length", "iops_wr_max_length"} {
 		f[k] = i().atLeast(1)
 	}
+	for _, k := range []string{"bps_rd", "bps_wr", "iops_rd", "iops_wr"} {
+		f[k+"_length"] = psKey{alias: k + "_max_length"}
+	}
 	for _, k := range []string{"mbps", "mbps_max", "mbps_rd", "mbps_rd_max", "mbps_wr", "mbps_wr_max"} {
 		f[k] = n()
 	}
@@ -99,7 +103,7 @@ func driveFormat(key string) psFormat {
 	f["media"] = psEnum("cdrom", "disk")
 	f["rerror"] = psEnum("ignore", "report", "stop")
 	f["werror"] = psEnum("enospc", "ignore", "report", "stop")
-	f["serial"] = psOpt(tString)
+	f["serial"] = psKey{typ: tString, optional: true, format: "urlencoded", maxLength: 60}
 	bus, _ := splitIndexed(key)
 	if bus == "scsi" || bus == "virtio" {
 		f["iothread"] = psOpt(tBoolean)
@@ -116,31 +120,33 @@ func driveFormat(key string) psFormat {
 		f["scsiblock"] = psOpt(tBoolean)
 	}
 	if bus == "ide" {
-		f["model"] = psOpt(tString)
+		f["model"] = psKey{typ: tString, optional: true, format: "urlencoded", maxLength: 120}
 	}
 	return f
 }
 
-var unusedFormat = psFormat{"file": {typ: tString, defaultKey: true}}
+var unusedFormat = psFormat{"file": {typ: tString, defaultKey: true, format: "pve-volume-id", fn: checkVolumeID}, "volume": {alias: "file"}}
 
 var netModels = []string{"e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"}
 
 var netFormat = psFormat{
 	"model":     {typ: tString, defaultKey: true, enum: netModels},
-	"bridge":    psOpt(tString),
+	"bridge":    psOpt(tString).withFormat("pve-bridge-id"),
 	"firewall":  psOpt(tBoolean),
 	"link_down": psOpt(tBoolean),
-	"macaddr":   psOpt(tString),
-	"mtu":       psOpt(tInteger).atLeast(1),
-	"queues":    psOpt(tInteger).atLeast(0),
+	"macaddr":   {typ: tString, optional: true, format: "mac-addr", fn: checkMacAddr},
+	"mtu":       psOpt(tInteger).atLeast(1).atMost(65520),
+	"queues":    psOpt(tInteger).atLeast(0).atMost(64),
 	"rate":      psOpt(tNumber).atLeast(0),
-	"tag":       psOpt(tInteger).atLeast(1),
+	"tag":       psOpt(tInteger).atLeast(1).atMost(4094),
 	"trunks":    psOpt(tString).matching(`\d+(?:-\d+)?(?:;\d+(?:-\d+)?)*`),
 }
 
 var agentFormat = psFormat{
 	"enabled":             {typ: tBoolean, defaultKey: true},
 	"freeze-fs":           psOpt(tBoolean),
+	"freeze-fs-on-backup": {alias: "freeze-fs"},
+	"guest-fsfreeze":      {alias: "freeze-fs"},
 	"fstrim_cloned_disks": psOpt(tBoolean),
 	"type":                psEnum("virtio", "isa"),
 }
@@ -148,12 +154,12 @@ var agentFormat = psFormat{
 var vgaFormat = psFormat{
 	"type":      {typ: tString, optional: true, defaultKey: true, enum: []string{"cirrus", "qxl", "qxl2", "qxl3", "qxl4", "none", "serial0", "serial1", "serial2", "serial3", "std", "virtio", "virtio-gl", "vmware"}},
 	"clipboard": psEnum("vnc"),
-	"memory":    psOpt(tInteger).atLeast(4),
+	"memory":    psOpt(tInteger).atLeast(4).atMost(512),
 }
 
 var machineFormat = psFormat{
-	"type":      {typ: tString, optional: true, defaultKey: true, pattern: regexp.MustCompile(`^(?:(pc|pc(-i440fx)?-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|q35|pc-q35-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|virt(?:-\d+(\.\d+)+)?(\+pve\d+)?))$`)},
-	"aw-bits":   psOpt(tNumber).atLeast(32),
+	"type":      {typ: tString, optional: true, defaultKey: true, maxLength: 40, pattern: regexp.MustCompile(`^(?:(pc|pc(-i440fx)?-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|q35|pc-q35-\d+(\.\d+)+(\+pve\d+)?(\.pxe)?|virt(?:-\d+(\.\d+)+)?(\+pve\d+)?))$`)},
+	"aw-bits":   psOpt(tNumber).atLeast(32).atMost(64),
 	"enable-s3": psOpt(tBoolean),
 	"enable-s4": psOpt(tBoolean),
 	"viommu":    psEnum("intel", "virtio"),
@@ -188,14 +194,7 @@ func parseNet(path, v string) (map[string]any, string) {
 		}
 		parts = append(parts, part)
 	}
-	res, msg := parsePropertyString(netFormat, path, strings.Join(parts, ","))
-	if msg != "" {
-		return nil, msg
-	}
-	if m, ok := res["macaddr"].(string); ok && !macRE.MatchString(m) {
-		return nil, fmt.Sprintf("format error\n%s.macaddr: invalid format - value does not look like a valid MAC address", path)
-	}
-	return res, ""
+	return parsePropertyString(netFormat, path, strings.Join(parts, ","))
 }
 
 // printNet is print_net: `<model>=<mac>` first, then the other keys sorted.
