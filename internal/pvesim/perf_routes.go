@@ -70,11 +70,11 @@ func (t *routeTree) find(path string) (*route, map[string]string) {
 		}
 		if n.vari != nil && segs[i] != "" { // a variable is never empty
 			walk(n.vari, i+1)
-			if i+1 < len(segs) {
-				for _, e := range n.vari.restEnds {
-					if best < 0 || e < best {
-						best = e
-					}
+		}
+		if n.vari != nil && i+1 < len(segs) { // the rest joined by "/" is never empty
+			for _, e := range n.vari.restEnds {
+				if best < 0 || e < best {
+					best = e
 				}
 			}
 		}
