@@ -177,10 +177,10 @@ func registerAuth(t *routeTable) {
 	t.add("POST", "/access/ticket", &method{noAuth: true, params: schema{
 		"username":      pStr().req().maxLen(64),
 		"password":      pStr().req(),
-		"realm":         pStr().maxLen(32),
+		"realm":         withFormatFn("pve-realm", verifyRealm).maxLen(32),
 		"otp":           pStr(),
 		"path":          pStr().maxLen(64).needs("privs"),
-		"privs":         pStr().maxLen(64).needs("path"),
+		"privs":         withFormatFn("pve-priv-list", listOf(verifyPrivName(t.rel))).maxLen(64).needs("path"),
 		"new-format":    pBool(),
 		"tfa-challenge": pStr(),
 	}, handler: createTicket})

@@ -40,6 +40,10 @@ type psKey struct {
 	pattern    *regexp.Regexp
 	min        *float64
 	requires   string
+	// max and fn (a named format's check, returning its die text) serve
+	// the property strings of other areas (params_formats_misc.go).
+	max *float64
+	fn  func(string) string
 }
 
 type psFormat map[string]psKey
@@ -260,8 +264,18 @@ func (k psKey) check(v any) string {
 	if k.format == "CIDR" && !validCIDR(s, true) && !validCIDR(s, false) {
 		return "invalid format - value does not look like a valid CIDR network\n"
 	}
+	if k.fn != nil {
+		if msg := k.fn(s); msg != "" {
+			return "invalid format - " + msg + "\n"
+		}
+	}
 	if k.pattern != nil && !k.pattern.MatchString(s) {
 		return "value does not match the regex pattern"
+	}
+	if k.max != nil && perlNumberRE.MatchString(s) {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f > *k.max {
+			return "value must have a maximum value of " + strconv.FormatFloat(*k.max, 'f', -1, 64)
+		}
 	}
 	if k.min != nil && perlNumberRE.MatchString(s) {
 		if f, err := strconv.ParseFloat(s, 64); err == nil && f < *k.min {

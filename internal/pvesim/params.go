@@ -148,6 +148,10 @@ func (p param) check(v string) string {
 		if p.max != nil && n > *p.max {
 			return fmt.Sprintf("value must have a maximum value of %d", *p.max)
 		}
+		// check_prop compares an integer's enum as text too.
+		if len(p.enum) > 0 && !slices.Contains(p.enum, v) {
+			return fmt.Sprintf("value '%s' does not have a value in the enumeration '%s'", v, strings.Join(p.enum, ", "))
+		}
 		return ""
 	case tNumber:
 		if !numberRE.MatchString(v) {

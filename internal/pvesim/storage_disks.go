@@ -115,7 +115,8 @@ func registerStorageDisks(t *routeTable) {
 		"node": nodeParam(), "name": name(), "devices": pFmt("string-list").req(),
 		"raidlevel":   pEnum("single", "mirror", "raid10", "raidz", "raidz2", "raidz3", "draid", "draid2", "draid3").req(),
 		"ashift":      pInt(i64(9), i64(16)),
-		"compression": pEnum("on", "off", "gzip", "lz4", "lzjb", "zle", "zstd"), "add_storage": pBool(), "draid-config": pStr(),
+		"compression": pEnum("on", "off", "gzip", "lz4", "lzjb", "zle", "zstd"), "add_storage": pBool(),
+		"draid-config": psParam(draidConfigFormat, "draid-config"),
 	}, handler: createZPool})
 	t.add("GET", "/nodes/{node}/disks/zfs/{name}", &method{params: schema{"node": nodeParam(), "name": name()}, handler: readZPool})
 	t.add("DELETE", "/nodes/{node}/disks/zfs/{name}", &method{params: schema{
@@ -442,6 +443,10 @@ func createZPool(c *call) (any, *apiError) {
 	case n < zfsMinDisks[level]:
 		return nil, die("%s needs at least %d disks\n", level, zfsMinDisks[level])
 	}
+	vdev, draidMin := draidVdev(level, c.params["draid-config"])
+	if n < draidMin {
+		return nil, die("At least %d disks needed for current dRAID config\n", draidMin)
+	}
 	ashift := 12
 	if v, ok := c.params["ashift"]; ok {
 		ashift, _ = strconv.Atoi(v)
@@ -484,7 +489,7 @@ func createZPool(c *call) (any, *apiError) {
 				cmd = append(cmd, "mirror", byID[i], byID[i+1])
 			}
 		default:
-			cmd = append(append(cmd, level), byID...)
+			cmd = append(append(cmd, vdev), byID...)
 		}
 		t.Log = append(t.Log, "# "+strings.Join(cmd, " "), fmt.Sprintf("# /sbin/zfs set compression=%s %s", compression, name),
 			fmt.Sprintf("# systemctl enable zfs-import@%s.service", name))

@@ -155,7 +155,7 @@ func registerTasks(t *routeTable) {
 		"vmid":         pInt(i64(100), i64(999999999)),
 		"since":        pInt(nil, nil),
 		"until":        pInt(nil, nil),
-		"statusfilter": pStr(),
+		"statusfilter": withFormatFn("pve-task-status-type-list", listOf(verifyTaskStatusType)),
 		"errors":       pBool(),
 	}, handler: listTasks})
 	t.add("GET", "/nodes/{node}/tasks/{upid}", &method{params: schema{"node": nodeParam(), "upid": upidP}, handler: func(c *call) (any, *apiError) {

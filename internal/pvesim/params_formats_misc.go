@@ -1,0 +1,292 @@
+package pvesim
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Formats and property strings of pve-common, pve-cluster, pve-manager,
+// pve-storage and pve-access-control that routes outside qemu and
+// storage.cfg use. Each verifier returns the text register_format's sub
+// dies with, without its final newline (param.check and psKey.check add
+// "invalid format - " and the newline).
+
+func psReq(t ptype) psKey                              { return psKey{typ: t} }
+func (k psKey) atMost(v float64) psKey                 { k.max = &v; return k }
+func (k psKey) checkedBy(fn func(string) string) psKey { k.fn = fn; return k }
+func (k psKey) asDefault() psKey                       { k.defaultKey = true; return k }
+
+// withFormatFn is a string parameter checked by fn as check_format would.
+func withFormatFn(format string, fn func(string) string) param {
+	p := pFmt(format)
+	p.formatFn = fn
+	return p
+}
+
+// listOf is a '-list' format: split_list, then each item (empty allowed).
+func listOf(fn func(string) string) func(string) string {
+	return func(v string) string {
+		for _, item := range splitList(v) {
+			if msg := fn(item); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+}
+
+// verifyAddress is pve-common pve_verify_address: an IP or a DNS name.
+func verifyAddress(v string) string {
+	if checkFormat("ip", v) != "" && !dnsNameRE.MatchString(v) {
+		return "value does not look like a valid address: " + v
+	}
+	return ""
+}
+
+// verifyMacAddr is pve_verify_mac_addr: unicast only.
+func verifyMacAddr(v string) string {
+	if !macRE.MatchString(v) {
+		return "value does not look like a valid unicast MAC address"
+	}
+	return ""
+}
+
+func namedFormat(f string) func(string) string {
+	return func(v string) string { return checkFormat(f, v) }
+}
+
+// corosyncLinkFormat is pve-cluster Corosync.pm $corosync_link_format.
+var corosyncLinkFormat = psFormat{
+	"address":  psReq(tString).asDefault().checkedBy(verifyAddress),
+	"priority": psOpt(tInteger).atLeast(0).atMost(255),
+}
+
+// Node config property strings, pve-manager PVE/NodeConfig.pm.
+var (
+	wakeOnLANPS = psFormat{
+		"mac":               psReq(tString).asDefault().checkedBy(verifyMacAddr),
+		"bind-interface":    psOpt(tString).checkedBy(namedFormat("pve-iface")),
+		"broadcast-address": psOpt(tString).checkedBy(namedFormat("ipv4")),
+	}
+	acmePS = psFormat{
+		"account": psOpt(tString).checkedBy(namedFormat("pve-configid")),
+		"domains": psOpt(tString).checkedBy(listOf(func(v string) string { return checkCertFormat("pve-acme-domain", v) })),
+	}
+	acmeDomainPS = psFormat{
+		"domain": psReq(tString).asDefault().checkedBy(func(v string) string { return checkCertFormat("pve-acme-domain", v) }),
+		"plugin": psOpt(tString).checkedBy(namedFormat("pve-configid")),
+		"alias":  psOpt(tString).checkedBy(func(v string) string { return checkCertFormat("pve-acme-alias", v) }),
+	}
+)
+
+// draidConfigFormat is pve-storage API2/Disks/ZFS.pm $draid_config_format:
+// both keys are required.
+var draidConfigFormat = psFormat{
+	"spares": psReq(tInteger).atLeast(0),
+	"data":   psReq(tInteger).atLeast(1),
+}
+
+// cephECFormat is pve-manager API2/Ceph/Pool.pm $ec_format.
+var cephECFormat = psFormat{
+	"k":              psReq(tInteger).atLeast(2),
+	"m":              psReq(tInteger).atLeast(1),
+	"failure-domain": psOpt(tString),
+	"device-class":   psOpt(tString),
+	"profile":        psOpt(tString),
+}
+
+// realmRE is pve-access-control Auth/Plugin.pm $realm_regex.
+var realmRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.\-_]+$`)
+
+// verifyRealm is pve_verify_realm (format pve-realm).
+func verifyRealm(v string) string {
+	if !realmRE.MatchString(v) {
+		return "value does not look like a valid realm"
+	}
+	return ""
+}
+
+// validPrivs is AccessControl.pm $valid_privs: every privilege of
+// $privgroups plus Permissions.Modify. PVE 9 replaced VM.Monitor with the
+// VM.GuestAgent.* privileges and added VM.Replicate.
+func validPrivs(rel pveRelease) map[string]bool {
+	names := strings.Fields(`Permissions.Modify
+		VM.Config.Disk VM.Config.CPU VM.Config.Memory VM.Config.Network VM.Config.HWType VM.Config.Options
+		VM.Allocate VM.Clone VM.Migrate VM.Snapshot VM.Snapshot.Rollback VM.Config.CDROM VM.Config.Cloudinit
+		VM.Console VM.Backup VM.PowerMgmt VM.Audit
+		Sys.PowerMgmt Sys.Modify Sys.Incoming Sys.AccessNetwork Sys.Console Sys.Syslog Sys.Audit
+		Datastore.Allocate Datastore.AllocateTemplate Datastore.AllocateSpace Datastore.Audit
+		SDN.Allocate SDN.Audit SDN.Use Realm.Allocate User.Modify Group.Allocate Realm.AllocateUser
+		Pool.Allocate Pool.Audit Mapping.Modify Mapping.Use Mapping.Audit`)
+	if rel.atLeast9() {
+		names = append(names, "VM.GuestAgent.Unrestricted", "VM.GuestAgent.FileRead", "VM.GuestAgent.FileSystemMgmt",
+			"VM.GuestAgent.FileWrite", "VM.GuestAgent.Audit", "VM.Replicate")
+	} else {
+		names = append(names, "VM.Monitor")
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		out[n] = true
+	}
+	return out
+}
+
+// verifyPrivName is verify_privname (format pve-priv).
+func verifyPrivName(rel pveRelease) func(string) string {
+	valid := validPrivs(rel)
+	return func(v string) string {
+		if !valid[v] {
+			return fmt.Sprintf("invalid privilege '%s'", v)
+		}
+		return ""
+	}
+}
+
+var taskStatusRE = regexp.MustCompile(`^(?i:ok|error|warning|unknown)$`)
+
+// verifyTaskStatusType is pve-common verify_task_status_type.
+func verifyTaskStatusType(v string) string {
+	if !taskStatusRE.MatchString(v) {
+		return fmt.Sprintf("invalid status '%s'", v)
+	}
+	return ""
+}
+
+// verifyCommandBatch is pve-manager API2/Nodes.pm verify_command_batch:
+// JSON (decode_json), then an array of objects with path (any scalar),
+// method (GET|POST|PUT|DELETE) and an optional args object, checked by
+// PVE::JSONSchema::validate, whose exception text follows the prefix.
+func verifyCommandBatch(v string) string {
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber()
+	err := dec.Decode(&doc)
+	if err == nil && dec.More() {
+		return "commands param did not contain valid JSON: " + jsonXSError(v, "garbage after JSON object", int(dec.InputOffset()))
+	}
+	if err != nil {
+		return "commands param did not contain valid JSON: " + jsonXSSyntax(v, err)
+	}
+	errs := map[string]string{}
+	items, ok := doc.([]any)
+	switch {
+	case doc == nil:
+		errs["_root"] = "property is missing and it is not optional"
+	case !ok:
+		errs["_root"] = "type check ('array') failed"
+	}
+	for i, it := range items {
+		at := fmt.Sprintf("[%d]", i)
+		obj, ok := it.(map[string]any)
+		if !ok {
+			errs[at] = "type check ('object') failed"
+			continue
+		}
+		for _, k := range []string{"path", "method"} {
+			val, set := obj[k]
+			switch {
+			case !set || val == nil:
+				errs[at+"."+k] = "property is missing and it is not optional"
+			case perlRefType(val) != "":
+				errs[at+"."+k] = fmt.Sprintf("type check ('string') failed - got %s", perlRefType(val))
+			case k == "method" && !commandMethodRE.MatchString(fmt.Sprint(val)):
+				errs[at+"."+k] = "value does not match the regex pattern"
+			}
+		}
+		if a, set := obj["args"]; set && a != nil {
+			if _, ok := a.(map[string]any); !ok {
+				errs[at+".args"] = "type check ('object') failed"
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("commands is not a valid array of commands: Parameter verification failed.\n")
+	keys := make([]string, 0, len(errs))
+	for k := range errs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, errs[k])
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+var commandMethodRE = regexp.MustCompile(`^(?:(GET|POST|PUT|DELETE))$`)
+
+// perlRefType is what ref() gives for a decoded JSON value.
+func perlRefType(v any) string {
+	switch v.(type) {
+	case []any:
+		return "ARRAY"
+	case map[string]any:
+		return "HASH"
+	case bool:
+		return "JSON::PP::Boolean"
+	}
+	return ""
+}
+
+// jsonXSSyntax approximates JSON::XS's text for a syntax error.
+func jsonXSSyntax(v string, err error) string {
+	lead := len(v) - len(strings.TrimLeft(v, " \t\r\n"))
+	if se, ok := err.(*json.SyntaxError); ok && int(se.Offset)-1 > lead {
+		return jsonXSError(v, "unexpected character", int(se.Offset)-1)
+	}
+	return jsonXSError(v, "malformed JSON string, neither tag, array, object, number, string or atom", lead)
+}
+
+// jsonXSError is JSON::XS's decode error, which decode_json croaks with
+// the caller's location appended (the line is that of the 9.x source).
+func jsonXSError(v, msg string, off int) string {
+	before := "(end of string)"
+	if off < len(v) {
+		before = v[off:]
+	}
+	return fmt.Sprintf("%s, at character offset %d (before \"%s\") at /usr/share/perl5/PVE/API2/Nodes.pm line 99.", msg, off, before)
+}
+
+// cephECPool is ec_parse_and_check and what follows in createpool: a named
+// profile must exist (the simulated cluster has none); an EC pool itself
+// (data and metadata pools, a new profile) is not modelled.
+func cephECPool(ec string) *apiError {
+	if ec == "" {
+		return nil
+	}
+	m, _ := parsePropertyString(cephECFormat, "erasure-coding", ec)
+	if p, _ := m["profile"].(string); p != "" {
+		return die("Erasure code profile '%s' does not exist.\n", p)
+	}
+	return die("pvesim does not simulate erasure-coded pools")
+}
+
+// draidVdev is ZFS.pm's dRAID handling for createzfs: the vdev argument
+// of zpool create (draid[N][:<data>d][:<spares>s], zero counts left out)
+// and the disks the configuration needs (the level's minimum less two,
+// plus data and spares). Other levels return themselves and no minimum.
+func draidVdev(level, config string) (string, int) {
+	if !strings.HasPrefix(level, "draid") {
+		return level, 0
+	}
+	need := zfsMinDisks[level] - 2
+	vdev := level
+	if config != "" {
+		m, _ := parsePropertyString(draidConfigFormat, "draid-config", config)
+		for _, k := range []string{"data", "spares"} {
+			s, _ := m[k].(string)
+			n, _ := strconv.Atoi(s)
+			need += n
+			if n != 0 {
+				vdev += fmt.Sprintf(":%d%c", n, k[0])
+			}
+		}
+	}
+	return vdev, need
+}
