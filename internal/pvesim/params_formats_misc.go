@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -165,8 +166,8 @@ func verifyCommandBatch(v string) string {
 	dec := json.NewDecoder(strings.NewReader(v))
 	dec.UseNumber()
 	err := dec.Decode(&doc)
-	if err == nil && dec.More() {
-		return "commands param did not contain valid JSON: " + jsonXSError(v, "garbage after JSON object", int(dec.InputOffset()))
+	if err == nil && strings.TrimLeft(v[dec.InputOffset():], " \t\r\n") != "" {
+		err = errors.New("garbage after JSON object")
 	}
 	if err != nil {
 		return "commands param did not contain valid JSON: " + jsonXSSyntax(v, err)
@@ -234,23 +235,203 @@ func perlRefType(v any) string {
 	return ""
 }
 
-// jsonXSSyntax approximates JSON::XS's text for a syntax error.
-func jsonXSSyntax(v string, err error) string {
-	lead := len(v) - len(strings.TrimLeft(v, " \t\r\n"))
-	if se, ok := err.(*json.SyntaxError); ok && int(se.Offset)-1 > lead {
-		return jsonXSError(v, "unexpected character", int(se.Offset)-1)
+// jsonXSSyntax is the error JSON::XS's decoder (decode_sv and friends)
+// reports for v, which Go's decoder refused.
+func jsonXSSyntax(v string, _ error) string {
+	d := &xsDecoder{s: v}
+	d.value()
+	if d.err == "" {
+		d.ws()
+		if d.i < len(d.s) {
+			d.err = "garbage after JSON object"
+		}
 	}
-	return jsonXSError(v, "malformed JSON string, neither tag, array, object, number, string or atom", lead)
+	if d.err == "" {
+		d.err = "malformed JSON string, neither tag, array, object, number, string or atom"
+	}
+	return jsonXSError(v, d.err, d.i)
 }
 
-// jsonXSError is JSON::XS's decode error, which decode_json croaks with
-// the caller's location appended (the line is that of the 9.x source).
+// jsonXSError is JSON::XS's croak text, with the rest of the input shown
+// as pv_uni_display does (at most 20 characters, then "..."), and the
+// caller's location decode_json appends (pve-manager 9.x Nodes.pm).
 func jsonXSError(v, msg string, off int) string {
 	before := "(end of string)"
 	if off < len(v) {
-		before = v[off:]
+		r := []rune(v[off:])
+		before = string(r)
+		if len(r) > 20 {
+			before = string(r[:20]) + "..."
+		}
 	}
-	return fmt.Sprintf("%s, at character offset %d (before \"%s\") at /usr/share/perl5/PVE/API2/Nodes.pm line 99.", msg, off, before)
+	chars := len([]rune(v[:min(off, len(v))]))
+	return fmt.Sprintf("%s, at character offset %d (before \"%s\") at /usr/share/perl5/PVE/API2/Nodes.pm line 99.", msg, chars, before)
+}
+
+// xsDecoder walks JSON as JSON::XS does, to stop where it stops with its
+// message.
+type xsDecoder struct {
+	s   string
+	i   int
+	err string
+}
+
+func (d *xsDecoder) ws() {
+	for d.i < len(d.s) && strings.IndexByte(" \t\r\n", d.s[d.i]) >= 0 {
+		d.i++
+	}
+}
+
+func (d *xsDecoder) peek() byte {
+	if d.i < len(d.s) {
+		return d.s[d.i]
+	}
+	return 0
+}
+
+func (d *xsDecoder) value() {
+	d.ws()
+	switch c := d.peek(); {
+	case c == '"':
+		d.str()
+	case c == '[':
+		d.i++
+		d.ws()
+		if d.peek() == ']' {
+			d.i++
+			return
+		}
+		for d.err == "" {
+			d.value()
+			if d.err != "" {
+				return
+			}
+			d.ws()
+			switch d.peek() {
+			case ']':
+				d.i++
+				return
+			case ',':
+				d.i++
+			default:
+				d.err = ", or ] expected while parsing array"
+			}
+		}
+	case c == '{':
+		d.i++
+		d.ws()
+		if d.peek() == '}' {
+			d.i++
+			return
+		}
+		for d.err == "" {
+			d.ws()
+			if d.peek() != '"' {
+				d.err = "'\"' expected"
+				return
+			}
+			if d.str(); d.err != "" {
+				return
+			}
+			d.ws()
+			if d.peek() != ':' {
+				d.err = "':' expected"
+				return
+			}
+			d.i++
+			if d.value(); d.err != "" {
+				return
+			}
+			d.ws()
+			switch d.peek() {
+			case '}':
+				d.i++
+				return
+			case ',':
+				d.i++
+			default:
+				d.err = ", or } expected while parsing object/hash"
+			}
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		d.num()
+	case c == 't' || c == 'f' || c == 'n':
+		lit := map[byte]string{'t': "true", 'f': "false", 'n': "null"}[c]
+		if !strings.HasPrefix(d.s[d.i:], lit) {
+			d.err = "'" + lit + "' expected"
+			return
+		}
+		d.i += len(lit)
+	default:
+		d.err = "malformed JSON string, neither tag, array, object, number, string or atom"
+	}
+}
+
+func (d *xsDecoder) str() {
+	d.i++
+	for d.i < len(d.s) {
+		switch c := d.s[d.i]; {
+		case c == '"':
+			d.i++
+			return
+		case c == '\\':
+			d.i++
+			if d.i >= len(d.s) || strings.IndexByte(`"\/bfnrtu`, d.s[d.i]) < 0 {
+				d.err = "illegal backslash escape sequence in string"
+				return
+			}
+			d.i++
+		case c < 0x20:
+			d.err = "invalid character encountered while parsing JSON string"
+			return
+		default:
+			d.i++
+		}
+	}
+	d.err = "unexpected end of string while parsing JSON string"
+}
+
+func (d *xsDecoder) num() {
+	digits := func() int {
+		n := 0
+		for d.i < len(d.s) && d.s[d.i] >= '0' && d.s[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	if d.peek() == '-' {
+		d.i++
+		if c := d.peek(); c < '0' || c > '9' {
+			d.err = "malformed number (no digits after initial minus)"
+			return
+		}
+	}
+	if d.peek() == '0' {
+		d.i++
+		if c := d.peek(); c >= '0' && c <= '9' {
+			d.err = "malformed number (leading zero must not be followed by another digit)"
+			return
+		}
+	} else {
+		digits()
+	}
+	if d.peek() == '.' {
+		d.i++
+		if digits() == 0 {
+			d.err = "malformed number (no digits after decimal point)"
+			return
+		}
+	}
+	if c := d.peek(); c == 'e' || c == 'E' {
+		d.i++
+		if c := d.peek(); c == '+' || c == '-' {
+			d.i++
+		}
+		if digits() == 0 {
+			d.err = "malformed number (no digits after exp sign)"
+		}
+	}
 }
 
 // cephECPool is ec_parse_and_check and what follows in createpool: a named

@@ -273,3 +273,23 @@ func TestPropsACMEPluginAPI(t *testing.T) {
 		})
 	}
 }
+
+// JSON::XS's texts for what decode_json refuses in verify_command_batch.
+func TestPropsCommandBatchJSONErrors(t *testing.T) {
+	const at = " at /usr/share/perl5/PVE/API2/Nodes.pm line 99."
+	for in, want := range map[string]string{
+		"not json":                     `'null' expected, at character offset 0 (before "not json")`,
+		"":                             `malformed JSON string, neither tag, array, object, number, string or atom, at character offset 0 (before "(end of string)")`,
+		`[1,]`:                         `malformed JSON string, neither tag, array, object, number, string or atom, at character offset 3 (before "]")`,
+		`[1 2]`:                        `, or ] expected while parsing array, at character offset 3 (before "2]")`,
+		`{"a" 1}`:                      `':' expected, at character offset 5 (before "1}")`,
+		`[{"path":"x"}] [] `:           `garbage after JSON object, at character offset 15 (before "[] ")`,
+		`["abcdefghijklmnopqrstuvwxyz`: `unexpected end of string while parsing JSON string, at character offset 28 (before "(end of string)")`,
+		`[-x]`:                         `malformed number (no digits after initial minus), at character offset 2 (before "x]")`,
+		`xyzxyzxyzxyzxyzxyzxyzxyz`:     `malformed JSON string, neither tag, array, object, number, string or atom, at character offset 0 (before "xyzxyzxyzxyzxyzxyzxy...")`,
+	} {
+		if got := verifyCommandBatch(in); got != "commands param did not contain valid JSON: "+want+at {
+			t.Errorf("%q: %q", in, got)
+		}
+	}
+}
