@@ -143,12 +143,11 @@ func directoryParam() param {
 }
 
 // pluginSchema is the parameter schema of POST (create) and PUT
-// /cluster/acme/plugins, except that `api` accepts any plausible acme.sh
-// DNS API name instead of the release's enumeration.
-func pluginSchema(create bool) schema {
+// /cluster/acme/plugins; `api` is the release's enumeration.
+func pluginSchema(rel pveRelease, create bool) schema {
 	p := schema{
 		"id":               pFmt("pve-configid").req(),
-		"api":              pStr(),
+		"api":              pEnum(acmeDNSAPIs(rel)...),
 		"data":             pStr(),
 		"disable":          pBool(),
 		"nodes":            pFmt("pve-node-list"),
@@ -162,24 +161,6 @@ func pluginSchema(create bool) schema {
 	}
 	return p
 }
-
-func withSchema(sc schema, h handlerFunc) handlerFunc {
-	return func(c *call) (any, *apiError) {
-		errs := sc.validate(c.params)
-		if v, ok := c.params["api"]; ok && errs["api"] == "" && !acmeAPIRE.MatchString(v) {
-			errs["api"] = fmt.Sprintf("value '%s' does not have a value in the enumeration", v)
-		}
-		if len(errs) > 0 {
-			return nil, paramErr(errs)
-		}
-		return h(c)
-	}
-}
-
-// acmePluginAPIs are the DNS APIs of acme.sh PVE ships; the enumeration is
-// long and release-specific, so the simulator accepts any lower-case API
-// name and reports it back.
-var acmeAPIRE = regexp.MustCompile(`^[a-z0-9_]+$`)
 
 func registerACME(t *routeTable) {
 	nameP := pFmt("pve-configid")
@@ -224,11 +205,7 @@ func registerACME(t *routeTable) {
 
 	typeP := pEnum("dns", "standalone")
 	t.add("GET", "/cluster/acme/plugins", &method{params: schema{"type": typeP}, handler: listACMEPlugins})
-	// POST and PUT validate in the handler: PVE's `api` enumeration is the
-	// list of acme.sh DNS scripts of each release, which the simulator does
-	// not carry (see pluginSchema), so these two methods are outside the
-	// schema conformance check.
-	t.add("POST", "/cluster/acme/plugins", &method{handler: withSchema(pluginSchema(true), addACMEPlugin)})
+	t.add("POST", "/cluster/acme/plugins", &method{params: pluginSchema(t.rel, true), handler: addACMEPlugin})
 	t.add("GET", "/cluster/acme/plugins/{id}", &method{params: schema{"id": pFmt("pve-configid").req()}, handler: func(c *call) (any, *apiError) {
 		cfg := acmeOf(c)
 		id := c.params["id"]
@@ -238,7 +215,7 @@ func registerACME(t *routeTable) {
 		}
 		return pluginForAPI(cfg, id, p), nil
 	}})
-	t.add("PUT", "/cluster/acme/plugins/{id}", &method{handler: withSchema(pluginSchema(false), updateACMEPlugin)})
+	t.add("PUT", "/cluster/acme/plugins/{id}", &method{params: pluginSchema(t.rel, false), handler: updateACMEPlugin})
 	t.add("DELETE", "/cluster/acme/plugins/{id}", &method{params: schema{"id": pFmt("pve-configid").req()}, handler: func(c *call) (any, *apiError) {
 		delete(acmeOf(c).Plugins, c.params["id"])
 		c.s.saveLocked()

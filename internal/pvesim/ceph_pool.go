@@ -59,6 +59,7 @@ func poolSchema(create bool) schema {
 	}
 	if create {
 		sc["add_storages"] = pBool()
+		sc["erasure-coding"] = psParam(cephECFormat, "erasure-coding")
 	}
 	return sc
 }
@@ -142,6 +143,9 @@ func cephCreatePool(c *call) (any, *apiError) {
 	cs, err := s.cephLocked(c)
 	if err != nil {
 		return nil, err
+	}
+	if aerr := cephECPool(c.params["erasure-coding"]); aerr != nil {
+		return nil, aerr
 	}
 	name := c.params["name"]
 	if c.params["add_storages"] == "1" && !configIDRE.MatchString(name) {

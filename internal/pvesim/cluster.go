@@ -302,7 +302,8 @@ func parseCorosyncLink(key, v string) (corosyncLink, string) {
 // linkParams adds link0..link7 to a schema.
 func linkParams(sc schema) schema {
 	for i := 0; i <= maxLinkIndex; i++ {
-		sc[fmt.Sprintf("link%d", i)] = pStr()
+		name := fmt.Sprintf("link%d", i)
+		sc[name] = psParam(corosyncLinkFormat, name)
 	}
 	return sc
 }

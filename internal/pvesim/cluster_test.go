@@ -238,7 +238,7 @@ func TestClusterStandaloneAnswers(t *testing.T) {
 		{vals("clustername", "this-name-is-too-long"), "clustername", "value may only be 15 characters long"},
 		{vals("clustername", "bad_name"), "clustername", "invalid format - value does not look like a valid node name\n"},
 		{vals("clustername", "lab", "link0", "169.254.60.10,priority=256"), "link0", "invalid format - format error\nlink0.priority: value must have a maximum value of 255\n"},
-		{vals("clustername", "lab", "link2", "not an ip"), "link2", "invalid format - format error\nlink2.address: invalid format - value does not look like a valid address: not an ip\n"},
+		{vals("clustername", "lab", "link2", "not an ip"), "link2", "invalid format - format error\nlink2.address: invalid format - value does not look like a valid address: not an ip\n\n"},
 		{vals("clustername", "lab", "link8", "10.0.0.1"), "link8", "property is not defined in schema and the schema does not allow additional properties"},
 		{vals("clustername", "lab", "nodeid", "0"), "nodeid", "value must have a minimum value of 1"},
 	} {

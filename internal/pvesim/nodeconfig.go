@@ -4,7 +4,6 @@ import (
 	"crypto/sha1" //nolint:gosec // PVE's config digest is a SHA-1
 	"encoding/hex"
 	"fmt"
-	"net/netip"
 	"regexp"
 	"sort"
 	"strings"
@@ -111,36 +110,19 @@ func registerNodeConfig(t *routeTable) {
 		"description":           pStr().maxLen(65536),
 		"startall-onboot-delay": pInt(i64(0), i64(300)),
 		"ballooning-target":     pInt(i64(0), i64(100)),
-		"wakeonlan":             pStr(),
-		"acme":                  pStr(),
+		"wakeonlan":             psParam(wakeOnLANPS, "wakeonlan"),
+		"acme":                  psParam(acmePS, "acme"),
 	}
 	for i := 0; i <= maxACMEDomains; i++ {
-		p[fmt.Sprintf("acmedomain%d", i)] = pStr()
+		name := fmt.Sprintf("acmedomain%d", i)
+		p[name] = psParam(acmeDomainPS, name)
 	}
 	t.add("PUT", "/nodes/{node}/config", &method{params: p, handler: setNodeConfig})
 }
 
+// setNodeConfig is update_config; the property strings were checked with
+// the other parameters (params_formats_misc.go).
 func setNodeConfig(c *call) (any, *apiError) {
-	errs := map[string]string{}
-	for k, v := range c.params {
-		var msg string
-		switch {
-		case k == "acme":
-			_, msg = parsePropString(v, acmeFormat, "")
-		case strings.HasPrefix(k, "acmedomain"):
-			_, msg = parsePropString(v, acmeDomainFormat, "domain")
-		case k == "wakeonlan":
-			_, msg = parsePropString(v, wakeOnLANFormat, "mac")
-		default:
-			continue
-		}
-		if msg != "" {
-			errs[k] = "invalid format - format error\n" + k + "." + msg + "\n"
-		}
-	}
-	if len(errs) > 0 {
-		return nil, paramErr(errs)
-	}
 	ns := c.node()
 	cur := ns.Config
 	if cur == nil {
@@ -219,22 +201,7 @@ var (
 			return ""
 		}},
 	}
-	macRE           = regexp.MustCompile(`^(?i:[a-f0-9][02468ace](?::[a-f0-9]{2}){5})$`)
-	wakeOnLANFormat = map[string]propKey{
-		"mac": {check: func(v string) string {
-			if !macRE.MatchString(v) {
-				return "value does not look like a valid unicast MAC address"
-			}
-			return ""
-		}},
-		"bind-interface": {optional: true, check: func(v string) string { return checkFormat("pve-iface", v) }},
-		"broadcast-address": {optional: true, check: func(v string) string {
-			if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
-				return "value does not look like a valid IPv4 address"
-			}
-			return ""
-		}},
-	}
+	macRE = regexp.MustCompile(`^(?i:[a-f0-9][02468ace](?::[a-f0-9]{2}){5})$`)
 )
 
 // parsePropString is parse_property_string for a flat format; the error

@@ -89,7 +89,7 @@ func registerRootOnly(t *routeTable) {
 		{"POST", "/nodes/{node}/ceph/osd", nil},
 		{"DELETE", "/nodes/{node}/ceph/osd/{osdid}", nil},
 		{"PUT", "/nodes/{node}/disks/wipedisk", nil},
-		{"POST", "/nodes/{node}/execute", schema{"node": nodeParam(), "commands": pFmt("pve-command-batch").req()}},
+		{"POST", "/nodes/{node}/execute", schema{"node": nodeParam(), "commands": withFormatFn("pve-command-batch", verifyCommandBatch).req()}},
 	} {
 		t.add(r.m, r.p, &method{rootOnly: true, params: r.sc, handler: notYet})
 	}

@@ -334,8 +334,5 @@ func (p param) opt() param { p.optional = true; return p }
 // draidConfigParam is pve-storage's draid-config property string (API2
 // Disks/ZFS.pm): both keys required.
 func draidConfigParam() param {
-	return psParam(psFormat{
-		"data":   psKey{typ: tInteger}.atLeast(1),
-		"spares": psKey{typ: tInteger}.atLeast(0),
-	}, "draid-config")
+	return psParam(draidConfigFormat, "draid-config")
 }

@@ -164,6 +164,7 @@ func storageConfigSchema(rel pveRelease, create bool) schema {
 		sc["delete"] = pFmt("pve-configid-list").maxLen(4096)
 		sc["digest"] = pStr().maxLen(64)
 	}
+	addStoragePluginParams(rel, create, sc)
 	return sc
 }
 

@@ -442,6 +442,10 @@ func createZPool(c *call) (any, *apiError) {
 	case n < zfsMinDisks[level]:
 		return nil, die("%s needs at least %d disks\n", level, zfsMinDisks[level])
 	}
+	vdev, draidMin := draidVdev(level, c.params["draid-config"])
+	if n < draidMin {
+		return nil, die("At least %d disks needed for current dRAID config\n", draidMin)
+	}
 	ashift := 12
 	if v, ok := c.params["ashift"]; ok {
 		ashift, _ = strconv.Atoi(v)
@@ -484,7 +488,7 @@ func createZPool(c *call) (any, *apiError) {
 				cmd = append(cmd, "mirror", byID[i], byID[i+1])
 			}
 		default:
-			cmd = append(append(cmd, level), byID...)
+			cmd = append(append(cmd, vdev), byID...)
 		}
 		t.Log = append(t.Log, "# "+strings.Join(cmd, " "), fmt.Sprintf("# /sbin/zfs set compression=%s %s", compression, name),
 			fmt.Sprintf("# systemctl enable zfs-import@%s.service", name))
