@@ -40,18 +40,22 @@ const (
 )
 
 var (
-	ipv4RE     = perlRE(ipv4Pat)
-	ipv6RE     = perlRE(ipv6Pat)
-	ipRE       = perlRE(ipv4Pat + `|` + ipv6Pat)
-	cidrV4RE   = regexp.MustCompile(`^` + ipv4Pat + `/(\d+)\n?$`)
-	cidrV6RE   = regexp.MustCompile(`^` + ipv6Pat + `/(\d+)\n?$`)
-	dnsNamePRE = perlRE(`(?:` + dnsLabel + `\.)*` + dnsLabel)
-	pveIDRE    = perlRE(`(?i:[a-z][a-z0-9\-_.]*[a-z0-9])`)
-	lvmNameRE  = perlRE(`(?i:[a-z0-9][a-z0-9\-_.]*[a-z0-9])`)
-	absPathRE  = regexp.MustCompile(`^/[^;()]+`) // verify_path anchors only the start
-	mountOptRE = perlRE(`[^\t\n\v\f\r ]+`)
-	volumeIDRE = regexp.MustCompile(`^(?i:[a-z][a-z0-9\-_.]*[a-z0-9]):.+\n?$`)
-	dirOverRE  = perlRE(`([a-z]+)=([^.]*(?:\.?[^.]+)+)`)
+	ipv4RE = perlRE(ipv4Pat)
+	ipv6RE = perlRE(ipv6Pat)
+	ipRE   = perlRE(ipv4Pat + `|` + ipv6Pat)
+	// pve-common JSONSchema.pm pve_verify_urlencoded, parse_size, parse_bridge_id.
+	urlencodedRE = regexp.MustCompile(`^[-%a-zA-Z0-9_.!~*'()]*\n?$`)
+	sizeFormatRE = regexp.MustCompile(`^(\d+(\.\d+)?)([KMGT](?:iB)?)?\n?$`)
+	bridgeIDRE   = perlRE(`[-_.\w\d]+`)
+	cidrV4RE     = regexp.MustCompile(`^` + ipv4Pat + `/(\d+)\n?$`)
+	cidrV6RE     = regexp.MustCompile(`^` + ipv6Pat + `/(\d+)\n?$`)
+	dnsNamePRE   = perlRE(`(?:` + dnsLabel + `\.)*` + dnsLabel)
+	pveIDRE      = perlRE(`(?i:[a-z][a-z0-9\-_.]*[a-z0-9])`)
+	lvmNameRE    = perlRE(`(?i:[a-z0-9][a-z0-9\-_.]*[a-z0-9])`)
+	absPathRE    = regexp.MustCompile(`^/[^;()]+`) // verify_path anchors only the start
+	mountOptRE   = perlRE(`[^\t\n\v\f\r ]+`)
+	volumeIDRE   = regexp.MustCompile(`^(?i:[a-z][a-z0-9\-_.]*[a-z0-9]):.+\n?$`)
+	dirOverRE    = perlRE(`([a-z]+)=([^.]*(?:\.?[^.]+)+)`)
 	// parse_host_and_port: IPv4 or name with :port, anything bracketed
 	// with :port, or IPv6 with .port.
 	hostPortRE = []*regexp.Regexp{
@@ -98,6 +102,22 @@ func checkNamedFormat(format, v string) (msg string, ok bool) {
 		}
 	case "pve-storage-id":
 		return parseID(v, "storage"), true
+	case "address": // -list: the qemu nameserver option
+		if !ipRE.MatchString(v) && !dnsNamePRE.MatchString(v) {
+			return "value does not look like a valid address: " + v, true
+		}
+	case "urlencoded":
+		if !urlencodedRE.MatchString(v) {
+			return "invalid urlencoded string: " + v, true
+		}
+	case "disk-size": // parse_size
+		if !sizeFormatRE.MatchString(v) {
+			return "value does not look like a valid disk size: " + v, true
+		}
+	case "pve-bridge-id":
+		if !bridgeIDRE.MatchString(v) {
+			return fmt.Sprintf("invalid bridge ID '%s'", v), true
+		}
 	case "pve-storage-path":
 		if !absPathRE.MatchString(v) {
 			return "value does not look like a valid absolute path", true

@@ -16,6 +16,11 @@ func TestCheckFormatNamedFormats(t *testing.T) {
 		format, good, bad, msg string
 	}{
 		{"pve-storage-path", "/srv/data", "relative/path", "value does not look like a valid absolute path"},
+		{"address-list", "1.1.1.1 ns.lab", "1.1.1.1,bad_host", "value does not look like a valid address: bad_host"},
+		{"urlencoded", "ssh-ed25519%20AAAA", "a b", "invalid urlencoded string: a b"},
+		{"disk-size", "32G", "32GB", "value does not look like a valid disk size: 32GB"},
+		{"disk-size", "1.5TiB", "G", "value does not look like a valid disk size: G"},
+		{"pve-bridge-id", "vmbr0", "vm/br", "invalid bridge ID 'vm/br'"},
 		{"pve-storage-path", "/a;b", "/;x", "value does not look like a valid absolute path"}, // only the start is anchored
 		{"pve-storage-id", "local-lvm", "1abc", "storage ID '1abc' contains illegal characters"},
 		{"pve-storage-id", "ab", "a", "storage ID 'a' cannot be shorter than 2 characters"},
