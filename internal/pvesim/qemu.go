@@ -131,6 +131,17 @@ func registerQemu(t *routeTable) {
 	create["vmid"] = vmidParam()
 	create["start"] = pBool()
 	create["storage"] = pFmt("pve-storage-id")
+	// Create-only options of qemu-server's create_vm: a restore (archive and
+	// what only applies to it) and the working storage of import-from.
+	create["archive"] = pStr().maxLen(255)
+	create["bwlimit"] = pInt(i64(0), nil)
+	create["force"] = pBool().needs("archive")
+	create["unique"] = pBool().needs("archive")
+	create["live-restore"] = pBool()
+	create["import-working-storage"] = pFmt("pve-storage-id")
+	if t.rel.Release >= "9" {
+		create["ha-managed"] = pBool()
+	}
 	t.add("POST", "/nodes/{node}/qemu", &method{params: create, handler: createVM})
 	t.add("GET", "/nodes/{node}/qemu", &method{params: schema{"node": nodeParam(), "full": pBool()}, handler: listVMs})
 	t.add("GET", "/nodes/{node}/qemu/{vmid}", &method{params: base(), handler: func(c *call) (any, *apiError) {
@@ -150,6 +161,7 @@ func registerQemu(t *routeTable) {
 		sc["skiplock"] = pBool()
 		if async {
 			sc["background_delay"] = pInt(i64(1), i64(30))
+			sc["import-working-storage"] = pFmt("pve-storage-id")
 		}
 		return sc
 	}
@@ -580,11 +592,20 @@ func createVM(c *call) (any, *apiError) {
 	params := map[string]string{}
 	for k, v := range c.params {
 		switch k {
-		case "node", "vmid", "start", "storage":
+		case "node", "vmid", "start", "storage", "bwlimit", "import-working-storage", "unique", "force", "live-restore":
 			continue
 		}
 		params[k] = v
 	}
+	// Not simulated: refused in so many words rather than half done.
+	if c.params["archive"] != "" {
+		return nil, die("pvesim does not simulate restoring a backup (archive)")
+	}
+	if c.params["ha-managed"] == "1" {
+		return nil, die("pvesim does not simulate ha-managed on create; add the VM with POST /cluster/ha/resources")
+	}
+	delete(params, "archive")
+	delete(params, "ha-managed")
 	start := c.params["start"] == "1"
 	storage := c.params["storage"]
 	if perr := checkSSHKeys(params); perr != nil {
@@ -811,7 +832,7 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 	u.vmid, _ = strconv.Atoi(c.params["vmid"])
 	for k, v := range c.params {
 		switch k {
-		case "node", "vmid", "digest", "background_delay", "skiplock", "delete", "revert", "force":
+		case "node", "vmid", "digest", "background_delay", "skiplock", "delete", "revert", "force", "import-working-storage":
 			continue
 		}
 		u.params[k] = v

@@ -352,3 +352,30 @@ func putNodeFile(s *Sim, node, path string, mode uint32) {
 	}
 	ex.Files[path] = &simFile{Content: []byte("#!/bin/sh\n"), Mode: mode, Owner: "root", Group: "root"}
 }
+
+// Create-only options: checked as PVE checks them (force and unique need
+// an archive), kept out of the config, and a restore or ha-managed create,
+// which pvesim does not simulate, refused in words instead of half done.
+func TestQemuCreateOnlyOptions(t *testing.T) {
+	_, info := startSim(t, Options{ClusterName: "lab", TaskDuration: -1, NoSSH: true})
+	c := rootTicketClient(t, info)
+	r := c.do("POST", "/nodes/z2g4a/qemu", vals("vmid", "120", "unique", "1", "bwlimit", "-1"))
+	if r.status != 400 || r.errs()["archive"] != "missing property required by 'unique'" ||
+		r.errs()["bwlimit"] != "value must have a minimum value of 0" {
+		t.Fatalf("unique without archive: %d %v", r.status, r.errs())
+	}
+	r = c.do("POST", "/nodes/z2g4a/qemu", vals("vmid", "121", "archive", "local:backup/vzdump-qemu-100.vma.zst"))
+	if r.status != 500 || !strings.Contains(r.msg(), "does not simulate restoring a backup") {
+		t.Fatalf("restore: %d %s", r.status, r.msg())
+	}
+	up := c.ok("POST", "/nodes/z2g4a/qemu", vals("vmid", "122", "bwlimit", "1000", "import-working-storage", "local-lvm", "memory", "1024"))
+	if st := c.waitTask("z2g4a", up.data().(string)); st["exitstatus"] != "OK" {
+		t.Fatalf("create: %v", st)
+	}
+	conf := c.ok("GET", "/nodes/z2g4a/qemu/122/config", nil).data().(map[string]any)
+	for _, k := range []string{"bwlimit", "import-working-storage"} {
+		if _, ok := conf[k]; ok {
+			t.Errorf("config keeps the create-only %s: %v", k, conf)
+		}
+	}
+}
