@@ -1,7 +1,9 @@
 package pvesim
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -69,6 +71,75 @@ func localNetworkRows(c *call, typ string) []map[string]any {
 			out = append(out, map[string]any{"id": "sdn/" + node + "/localnetwork", "sdn": "localnetwork",
 				"node": node, "type": "sdn", "status": "ok"})
 		}
+	}
+	return out
+}
+
+func nextID(c *call) (any, *apiError) {
+	s := c.s
+	if v := c.params["vmid"]; v != "" {
+		id, _ := strconv.Atoi(v)
+		if n, _ := s.guestNodeLocked(c.listener, id); n != "" {
+			return nil, paramErr1("vmid", fmt.Sprintf("VM %d already exists", id))
+		}
+		// PVE returns the parameter as it came: a string.
+		return v, nil
+	}
+	lower, upper := 100, 1000*1000
+	if dc := s.st.Domains[s.st.Nodes[c.listener].Domain].Datacenter; dc != nil {
+		if ni := dc.Values["next-id"]; ni != "" {
+			for _, kv := range strings.Split(ni, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					continue
+				}
+				switch k {
+				case "lower":
+					lower = n
+				case "upper":
+					upper = n
+				}
+			}
+		}
+	}
+	used := map[int]bool{}
+	for _, id := range s.guestIDsLocked(c.listener) {
+		used[id] = true
+	}
+	for i := lower; i < upper; i++ {
+		if !used[i] {
+			return strconv.Itoa(i), nil // PVE's answer is a JSON string ("101")
+		}
+	}
+	return nil, die("unable to get any free VMID in range [%d, %d]", lower, upper)
+}
+
+// vmResourceRows are /cluster/resources' type=vm rows of the listener's
+// trust domain, with `hastate` when HA manages the VM.
+func vmResourceRows(c *call) []map[string]any {
+	s := c.s
+	var out []map[string]any
+	for _, id := range s.guestIDsLocked(c.listener) {
+		node, vm := s.guestNodeLocked(c.listener, id)
+		if vm == nil {
+			continue
+		}
+		vm.normalize()
+		r := vm.statusRow()
+		r["id"] = fmt.Sprintf("qemu/%d", id)
+		r["type"] = "qemu"
+		r["node"] = node
+		r["maxcpu"] = r["cpus"]
+		delete(r, "cpus")
+		if _, ok := r["template"]; !ok {
+			r["template"] = 0
+		}
+		if st := s.haStateLocked(node, id); st != "" {
+			r["hastate"] = st
+		}
+		delete(r, "pid")
+		out = append(out, r)
 	}
 	return out
 }

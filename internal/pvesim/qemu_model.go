@@ -1,6 +1,12 @@
 package pvesim
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // qemuVM is one VM as qemu-server keeps it: /etc/pve/qemu-server/<vmid>.conf
 // on its node (Config, plus the [PENDING] section) and the running state.
@@ -58,4 +64,259 @@ func (s *Sim) guestIDsLocked(fromNode string) []int {
 	}
 	sort.Ints(ids)
 	return ids
+}
+
+// VMs after qemu-server (PVE/API2/Qemu.pm, PVE/QemuServer.pm,
+// PVE/QemuConfig.pm, PVE/QemuMigrate.pm) and pve-guest-common
+// (PVE/AbstractConfig.pm): create with disk allocation, config with
+// [PENDING] changes for running VMs, the digest check and the config lock,
+// resize, move_disk, unlink, power state, destroy and migrate. Volumes
+// come from storage_model.go.
+
+// fastPlugOptions apply at once, running or not ($fast_plug_option).
+var fastPlugOptions = map[string]bool{
+	"description": true, "hookscript": true, "lock": true, "migrate_downtime": true, "migrate_speed": true,
+	"name": true, "onboot": true, "protection": true, "shares": true, "startup": true, "tags": true,
+	"vmstatestorage": true, "cicustom": true, "cipassword": true, "citype": true, "ciupgrade": true,
+	"ciuser": true, "nameserver": true, "searchdomain": true, "sshkeys": true,
+}
+
+// numericConfigKeys are integer and boolean options: the config parser
+// turns them into numbers, so GET config returns JSON numbers.
+var numericConfigKeys = map[string]bool{
+	"acpi": true, "autostart": true, "balloon": true, "cores": true, "cpuunits": true, "kvm": true,
+	"localtime": true, "numa": true, "onboot": true, "protection": true, "shares": true, "sockets": true,
+	"tablet": true, "template": true, "vcpus": true, "migrate_speed": true, "keephugepages": true,
+	"reboot": true, "tdf": true, "freeze": true, "smp": true, "allow-ksm": true, "ciupgrade": true,
+}
+
+// normalize fills a VM made elsewhere (HA tests' hooks) to what qemu.go
+// expects.
+func (vm *qemuVM) normalize() {
+	if vm.Config == nil {
+		vm.Config = map[string]string{}
+	}
+	if vm.Pending == nil {
+		vm.Pending = map[string]string{}
+	}
+	if vm.Status == "" {
+		vm.Status = "stopped"
+	}
+	if vm.Lock != "" && vm.Config["lock"] == "" {
+		vm.Config["lock"] = vm.Lock
+	}
+}
+
+func (vm *qemuVM) setLock(l string) {
+	vm.Lock = l
+	if l == "" {
+		delete(vm.Config, "lock")
+	} else {
+		vm.Config["lock"] = l
+	}
+}
+
+// checkLock is check_lock.
+func (vm *qemuVM) checkLock() *apiError {
+	if l := vm.Config["lock"]; l != "" {
+		return die("VM is locked (%s)", l)
+	}
+	return nil
+}
+
+func (vm *qemuVM) running() bool { return vm.Status == "running" }
+
+// memoryMiB is get_current_memory.
+func memoryMiB(v string) int64 {
+	if v == "" {
+		return 512
+	}
+	m, msg := parseFixedShared("memory", memoryFormat, "memory", v)
+	if msg != "" {
+		return 512
+	}
+	n, _ := strconv.ParseInt(fmt.Sprint(m["current"]), 10, 64)
+	return n
+}
+
+// defaultBoot is get_default_bootdevices + print_bootorder: the first
+// disk, then CD drives, then NICs.
+func defaultBoot(conf map[string]string) string {
+	var disk string
+	var cds, nets []string
+	for _, b := range driveBuses {
+		for i := 0; i <= b.max; i++ {
+			k := b.bus + strconv.Itoa(i)
+			v, ok := conf[k]
+			if !ok {
+				continue
+			}
+			d, _ := parseDrive(k, v)
+			if d != nil && d.isCdrom() {
+				cds = append(cds, k)
+			} else if disk == "" {
+				disk = k
+			}
+		}
+	}
+	for i := 0; i < 32; i++ {
+		if _, ok := conf["net"+strconv.Itoa(i)]; ok {
+			nets = append(nets, "net"+strconv.Itoa(i))
+		}
+	}
+	var order []string
+	if disk != "" {
+		order = append(order, disk)
+	}
+	order = append(order, cds...)
+	order = append(order, nets...)
+	if len(order) == 0 {
+		return ""
+	}
+	return "order=" + strings.Join(order, ";")
+}
+
+// hotplugFeatures is parse_hotplug_features with PVE's default.
+func (vm *qemuVM) hotplugFeatures() map[string]bool {
+	v, ok := vm.Config["hotplug"]
+	if !ok || v == "1" {
+		v = "network,disk,usb"
+	}
+	out := map[string]bool{}
+	if v == "0" {
+		return out
+	}
+	for _, f := range splitList(v) {
+		out[f] = true
+	}
+	return out
+}
+
+// Disk options a running VM cannot change live (vmconfig_update_disk).
+var coldDiskOptions = []string{"aio", "discard", "iothread", "queues", "product", "cache", "ssd", "vendor", "ro"}
+
+func agentHotpluggable(oldV, newV string) bool {
+	if oldV == "" {
+		return false
+	}
+	o, _ := parsePropertyString(agentFormat, "agent", oldV)
+	n, _ := parsePropertyString(agentFormat, "agent", newV)
+	for _, k := range []string{"enabled", "freeze-fs", "type"} {
+		if fmt.Sprint(o[k]) != fmt.Sprint(n[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// netHotpluggable is vmconfig_update_net.
+func netHotpluggable(oldV, newV string, hotplug bool) bool {
+	if oldV == "" {
+		return hotplug
+	}
+	o, _ := parseNet("net", oldV)
+	n, _ := parseNet("net", newV)
+	if o == nil || n == nil {
+		return false
+	}
+	for _, k := range []string{"model", "macaddr", "queues", "mtu"} {
+		if fmt.Sprint(o[k]) != fmt.Sprint(n[k]) {
+			return hotplug
+		}
+	}
+	if o["bridge"] == nil || n["bridge"] == nil {
+		return hotplug
+	}
+	return true
+}
+
+// maxMemBytes, cpus and bootDiskSize are what vmstatus reports.
+func (vm *qemuVM) maxMemBytes() int64 { return memoryMiBCached(vm.Config["memory"]) << 20 }
+
+func (vm *qemuVM) cpus() int64 {
+	if v, err := strconv.ParseInt(vm.Config["vcpus"], 10, 64); err == nil && v > 0 {
+		return v
+	}
+	sockets, cores := int64(1), int64(1)
+	if v, err := strconv.ParseInt(vm.Config["sockets"], 10, 64); err == nil && v > 0 {
+		sockets = v
+	}
+	if v, err := strconv.ParseInt(vm.Config["cores"], 10, 64); err == nil && v > 0 {
+		cores = v
+	}
+	return sockets * cores
+}
+
+func (vm *qemuVM) bootDiskSize() int64 {
+	conf := vm.Config
+	first := ""
+	if b := conf["boot"]; b != "" {
+		if m, msg := parseFixedShared("boot", bootFormat, "boot", b); msg == "" {
+			if o, ok := m["order"].(string); ok {
+				for _, dev := range strings.Split(o, ";") {
+					if isDriveKey(dev) {
+						if d, _ := parseDriveShared(dev, conf[dev]); d != nil && !d.isCdrom() {
+							first = dev
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	if first == "" {
+		for _, b := range driveBuses {
+			for i := 0; i <= b.max && first == ""; i++ {
+				k := b.bus + strconv.Itoa(i)
+				if conf[k] == "" {
+					continue
+				}
+				if d, _ := parseDriveShared(k, conf[k]); d != nil && !d.isCdrom() {
+					first = k
+				}
+			}
+		}
+	}
+	if first == "" {
+		return 0
+	}
+	d, _ := parseDriveShared(first, conf[first])
+	n, _ := parseDiskSize(d.str("size"))
+	return n
+}
+
+func (vm *qemuVM) uptime() int64 {
+	if !vm.running() || vm.StartTime == 0 {
+		return 0
+	}
+	return max(time.Now().Unix()-vm.StartTime, 0)
+}
+
+// statusRow is the common part of list, status/current and
+// /cluster/resources rows.
+func (vm *qemuVM) statusRow() map[string]any {
+	r := map[string]any{
+		"vmid": vm.VMID, "status": vm.Status, "maxmem": vm.maxMemBytes(), "maxdisk": vm.bootDiskSizeCached(),
+		"cpus": vm.cpus(), "uptime": vm.uptime(), "cpu": 0, "mem": 0, "disk": 0,
+		"netin": 0, "netout": 0, "diskread": 0, "diskwrite": 0,
+	}
+	if n := vm.Config["name"]; n != "" {
+		r["name"] = n
+	} else {
+		r["name"] = fmt.Sprintf("VM %d", vm.VMID)
+	}
+	if vm.running() {
+		r["pid"] = vm.PID
+		r["mem"] = vm.maxMemBytes() / 4
+	}
+	if l := vm.Config["lock"]; l != "" {
+		r["lock"] = l
+	}
+	if tg := vm.Config["tags"]; tg != "" {
+		r["tags"] = tg
+	}
+	if vm.Config["template"] == "1" {
+		r["template"] = 1
+	}
+	return r
 }
