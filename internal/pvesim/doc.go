@@ -20,32 +20,39 @@
 //	registry.go        the two registries, built per simulator: API routes and the nodes' programs, units, files
 //	server.go          serve: PVE's request order (faults, auth, routing, permissions, proxy, params, handler)
 //	server_params.go   the request's parameters as pve-http-server extracts them
-//	params.go          the JSON schema checks of PVE::JSONSchema; params_formats.go: its named formats
+//	params.go          the JSON schema checks of PVE::JSONSchema; params_formats.go, params_formats_misc.go:
+//	                   the named formats of pve-common, pve-storage, pve-access-control and others
 //	options.go         property strings (parse_property_string) and datacenter.cfg
 //	state.go           the persisted state: nodes, trust domains (a cluster or a standalone node)
 //	tasks.go           UPIDs, workers, task status and logs
 //	auth.go            tickets, tokens, CSRF, root@pam-only calls
 //	faults.go          injected faults (faults_hooks.go sets them); requestlog.go: the request log
 //	ssh.go             the nodes' sshd; ssh_exec.go: one command, sudo; ssh_shell.go: the shell's quoting
+//	perf_*.go          what keeps a request cheap at 650 resources: the route tree, memoized parses and
+//	                   sizes, reflection-free JSON (byte for byte json.Marshal; BenchmarkNoChangePlan)
 //	version.go         the simulated releases (9.1, 8.4) and what differs between them
 //
 // The API areas:
 //
 //	nodes.go, nodes_resources.go    /nodes, node status, /cluster/resources
-//	network.go                      node network (network_render.go: /etc/network/interfaces; network_ipv6.go)
-//	cluster.go                      create, join, corosync.conf; options.go: /cluster/options
-//	apt.go, certificates.go, acme.go, nodeconfig.go
+//	network.go                      node network (network_render.go: /etc/network/interfaces;
+//	                                network_ipv6.go: the IPv6 host-address checks)
+//	cluster.go                      create, join, status (cluster_corosync_model.go: corosync.conf)
+//	options.go                      /cluster/options
+//	apt.go, certificates.go, acme.go (acme_apis.go: the DNS APIs per release), nodeconfig.go
 //	ceph.go                         init, cfg, status, flags, services (ceph_install.go: packages)
 //	ceph_mon.go, ceph_osd.go, ceph_pool.go
 //	ceph_model.go                   the PG model and CRUSH; ceph_pool_model.go: pool settings and the autoscaler
 //	ceph_config_model.go            the config database and ceph.conf; ceph_options_model.go: known options
 //	ceph_units_model.go             the Ceph daemons as systemd units
 //	disks.go, storage_disks.go      disks, wipe, LVM-thin, ZFS
-//	storage.go                      storage.cfg (storage_model.go: volumes; storage_status.go, storage_volinfo.go)
+//	storage.go                      storage.cfg (storage_params.go: the plugins' properties;
+//	                                storage_model.go: volumes; storage_status.go; storage_volinfo.go)
 //	pools.go                        resource pools
 //	qemu.go                         VM create, list, destroy; qemu_config.go: config and pending;
 //	                                qemu_disk.go: allocation, resize, move, unlink; qemu_status.go: power;
-//	                                qemu_migrate.go; qemu_format.go: drive and net strings; qemu_lock.go: the config lock
+//	                                qemu_migrate.go; qemu_format.go: drive and net strings; qemu_options.go: the
+//	                                other options; qemu_cpu.go: CPU models and flags; qemu_lock.go: the config lock
 //	qemu_model.go                   hotplug and pending rules, status rows
 //	ha.go, ha_group.go, ha_rule.go  HA resources, groups (8.4), rules (9.1); ha_model.go: the CRM
 //	nodeos_model.go                 a node's files, units, NIC rings, tuned; nodeos_files_model.go: file rules,
