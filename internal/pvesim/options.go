@@ -215,10 +215,14 @@ func parsePropertyString(f psFormat, path, data string) (map[string]any, string)
 	if len(errs) == 0 {
 		return res, ""
 	}
-	// PVE::Exception's stringification: the message, then "path: error"
-	// lines.
+	return nil, exceptionText("format error", errs)
+}
+
+// exceptionText is PVE::Exception's stringification of an error with
+// per-parameter errors: the message, then sorted "path: error" lines.
+func exceptionText(msg string, errs map[string]string) string {
 	var b strings.Builder
-	b.WriteString("format error\n")
+	b.WriteString(msg + "\n")
 	keys := make([]string, 0, len(errs))
 	for k := range errs {
 		keys = append(keys, k)
@@ -227,7 +231,7 @@ func parsePropertyString(f psFormat, path, data string) (map[string]any, string)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s: %s\n", k, errs[k])
 	}
-	return nil, strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // psValue stores a value as parse_property_string does: booleans through

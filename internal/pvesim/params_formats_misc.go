@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -149,17 +148,7 @@ func verifyCommandBatch(v string) string {
 	if len(errs) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("commands is not a valid array of commands: Parameter verification failed.\n")
-	keys := make([]string, 0, len(errs))
-	for k := range errs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s: %s\n", k, errs[k])
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return exceptionText("commands is not a valid array of commands: Parameter verification failed.", errs)
 }
 
 var commandMethodRE = regexp.MustCompile(`^(?:(GET|POST|PUT|DELETE))$`)
