@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -428,10 +429,7 @@ func agentFormatFor(rel pveRelease) psFormat {
 	if rel.atLeast9() {
 		return agentFormat
 	}
-	f := psFormat{}
-	for k, v := range agentFormat {
-		f[k] = v
-	}
+	f := maps.Clone(agentFormat)
 	delete(f, "freeze-fs")
 	delete(f, "guest-fsfreeze")
 	f["freeze-fs-on-backup"] = psOpt(tBoolean)
@@ -443,10 +441,7 @@ func machineFormatFor(rel pveRelease) psFormat {
 	if rel.atLeast9() {
 		return machineFormat
 	}
-	f := psFormat{}
-	for k, v := range machineFormat {
-		f[k] = v
-	}
+	f := maps.Clone(machineFormat)
 	delete(f, "aw-bits")
 	return f
 }
