@@ -81,13 +81,9 @@ func splitList(s string) []string {
 	return out
 }
 
-// validate returns per-parameter errors like PVE::JSONSchema::validate.
-func (sc schema) validate(params map[string]string) map[string]string {
-	return sc.validateKinds(params, nil)
-}
-
-// validateKinds is validate for values that may not have been plain
-// strings (kinds, from readParams). check_object first checks every schema
+// validateKinds returns per-parameter errors like PVE::JSONSchema::validate,
+// for values that may not have been plain strings (kinds, from
+// readParams). check_object first checks every schema
 // property (missing or invalid), then, per key given, its `requires`
 // (whether or not the key's own value was valid) and whether the schema
 // knows it. A key with several errors gets them joined by a literal

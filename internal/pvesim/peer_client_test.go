@@ -149,6 +149,7 @@ func TestPeerClientGoProxmox(t *testing.T) {
 				if len(cs) != len(ss) {
 					t.Errorf("/storage lists %d, the node %d", len(cs), len(ss))
 				}
+				//nolint:staticcheck // the GET of the storage status is what a user calls and what is checked here
 				if _, err := c.NodeRef(node).Storage(ctx, "local-lvm"); err != nil {
 					t.Errorf("storage status: %v", err)
 				}

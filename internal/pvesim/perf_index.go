@@ -15,21 +15,37 @@ import (
 
 // compiledPatterns holds the anchored regexps of psKey.matching by
 // pattern; patterns are constants of the code, so the map stays small.
-var compiledPatterns sync.Map // string -> *regexp.Regexp
+var compiledPatterns memo[string, *regexp.Regexp]
 
 func anchoredRegexp(re string) *regexp.Regexp {
-	if v, ok := compiledPatterns.Load(re); ok {
-		return v.(*regexp.Regexp)
+	return compiledPatterns.get(re, func() *regexp.Regexp { return regexp.MustCompile(`^(?:` + re + `)$`) })
+}
+
+// memo caches a pure function's results by key: the two package-level
+// caches (not registries: what they hold depends only on the key).
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+func (c *memo[K, V]) get(k K, compute func() V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.m[k]; ok {
+		return v
 	}
-	c := regexp.MustCompile(`^(?:` + re + `)$`)
-	v, _ := compiledPatterns.LoadOrStore(re, c)
-	return v.(*regexp.Regexp)
+	if c.m == nil {
+		c.m = map[K]V{}
+	}
+	v := compute()
+	c.m[k] = v
+	return v
 }
 
 // driveFormats holds driveFormat's result per bus (and for efidisk0 and
 // tpmstate0, which have their own): it depends on nothing else, and
 // parsePropertyString only reads it.
-var driveFormats sync.Map // string -> psFormat
+var driveFormats memo[string, psFormat]
 
 func cachedDriveFormat(key string) psFormat {
 	ck := key
@@ -42,11 +58,7 @@ func cachedDriveFormat(key string) psFormat {
 			return driveFormat(key) // not a drive key: not worth keeping
 		}
 	}
-	if v, ok := driveFormats.Load(ck); ok {
-		return v.(psFormat)
-	}
-	v, _ := driveFormats.LoadOrStore(ck, driveFormat(key))
-	return v.(psFormat)
+	return driveFormats.get(ck, func() psFormat { return driveFormat(key) })
 }
 
 // parsedStrings memoizes parsePropertyString for formats that never

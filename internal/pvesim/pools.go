@@ -103,7 +103,11 @@ func registerPools(t *routeTable) {
 		if err != nil {
 			return nil, err
 		}
-		return res.([]map[string]any)[0], nil
+		rows, ok := res.([]map[string]any)
+		if !ok || len(rows) == 0 {
+			return nil, die("pool '%s' does not exist", c.params["poolid"])
+		}
+		return rows[0], nil
 	}})
 	t.add("PUT", "/pools/{poolid}", &method{params: poolUpdateSchema(), handler: updatePool})
 	t.add("DELETE", "/pools/{poolid}", &method{params: schema{"poolid": poolIDParam()}, handler: deletePool})

@@ -271,7 +271,6 @@ func addQemuOptions(rel pveRelease, sc schema) {
 			if !isDriveKey(k) {
 				continue
 			}
-			k := k
 			p := pStr()
 			p.formatFn = func(v string) string {
 				_, msg := parsePropertyString(driveFormatFor(rel, k), k, v)

@@ -51,14 +51,14 @@ func TestShapesNetworkAsReadFromTheFile(t *testing.T) {
 		t.Errorf("i219.70: %v", vl)
 	}
 	// The file starts with lo (stanza 2), so the first listed interface is 3.
-	min := 1e9
+	lowest := 1e9
 	for _, e := range list.([]any) {
-		if p, ok := e.(map[string]any)["priority"].(float64); ok && p < min {
-			min = p
+		if p, ok := e.(map[string]any)["priority"].(float64); ok && p < lowest {
+			lowest = p
 		}
 	}
-	if min != 3 {
-		t.Errorf("lowest priority %v, want 3", min)
+	if lowest != 3 {
+		t.Errorf("lowest priority %v, want 3", lowest)
 	}
 	if one := c.ok("GET", n+"/vmbr1", nil).data().(map[string]any); one["mtu"] != "9000" || one["comments"] != "v4 side\nv6 side\n" {
 		t.Errorf("single GET: %v", one)
