@@ -139,6 +139,7 @@ func (vm *qemuVM) bootDiskSizeCached() int64 {
 		sb.WriteString(s)
 	}
 	put(conf["boot"])
+	put(conf["bootdisk"])
 	for _, k := range keys {
 		put(k)
 		put(conf[k])

@@ -17,7 +17,9 @@ func TestStatusRowCachesFollowConfig(t *testing.T) {
 		},
 		func(c map[string]string) { c["boot"] = "order=ide2;scsi0" },
 		func(c map[string]string) { delete(c, "boot") },
-		func(c map[string]string) { delete(c, "scsi0") },
+		func(c map[string]string) { c["bootdisk"] = "scsi0" },
+		func(c map[string]string) { c["boot"] = "cdn" }, // legacy: bootdisk counts
+		func(c map[string]string) { delete(c, "scsi0"); c["bootdisk"] = "virtio1" },
 		func(c map[string]string) {
 			c["sata0"] = "local-lvm:vm-100-disk-2,size=1T"
 			c["memory"] = "current=4096"
@@ -37,8 +39,13 @@ func TestStatusRowCachesFollowConfig(t *testing.T) {
 			t.Errorf("step %d: memory %d, want %d", i, got, want)
 		}
 	}
-	// Only virtio1 (8G) is left besides the CD drives.
+	// Only virtio1 (8G) is left besides the CD drives, and it is bootdisk.
 	if got := vm.bootDiskSizeCached(); got != 8<<30 {
 		t.Errorf("maxdisk %d, want 8 GiB", got)
+	}
+	// In neither boot's order nor bootdisk: not the boot disk.
+	vm.Config["boot"] = "order=net0"
+	if got := vm.bootDiskSizeCached(); got != 0 {
+		t.Errorf("maxdisk %d with boot order=net0, want 0 (get_bootdisks)", got)
 	}
 }

@@ -247,42 +247,40 @@ func (vm *qemuVM) cpus() int64 {
 	return sockets * cores
 }
 
+// bootDiskSize is bootdisk_size, maxdisk of the status rows: the size of
+// the first boot disk that is a disk with a volume.
 func (vm *qemuVM) bootDiskSize() int64 {
 	conf := vm.Config
-	first := ""
+	for _, dev := range bootDisks(conf) {
+		if !isDriveKey(dev) || conf[dev] == "" {
+			continue
+		}
+		d, _ := parseDriveShared(dev, conf[dev])
+		if d == nil || d.isCdrom() || d.str("file") == "" {
+			continue
+		}
+		n, _ := parseDiskSize(d.str("size"))
+		return n
+	}
+	return 0
+}
+
+// bootDisks is qemu-server's get_bootdisks: the drives of boot's order, or
+// with a legacy (or no) boot option only bootdisk. A disk that is in
+// neither is never the boot disk (maxdisk 0), whatever the bus order.
+func bootDisks(conf map[string]string) []string {
 	if b := conf["boot"]; b != "" {
 		if m, msg := parseFixedShared("boot", bootFormat, "boot", b); msg == "" {
-			if o, ok := m["order"].(string); ok {
-				for _, dev := range strings.Split(o, ";") {
-					if isDriveKey(dev) {
-						if d, _ := parseDriveShared(dev, conf[dev]); d != nil && !d.isCdrom() {
-							first = dev
-							break
-						}
-					}
-				}
+			if _, legacy := m["legacy"]; !legacy {
+				o, _ := m["order"].(string)
+				return splitList(o)
 			}
 		}
 	}
-	if first == "" {
-		for _, b := range driveBuses {
-			for i := 0; i <= b.max && first == ""; i++ {
-				k := b.bus + strconv.Itoa(i)
-				if conf[k] == "" {
-					continue
-				}
-				if d, _ := parseDriveShared(k, conf[k]); d != nil && !d.isCdrom() {
-					first = k
-				}
-			}
-		}
+	if bd := conf["bootdisk"]; bd != "" {
+		return []string{bd}
 	}
-	if first == "" {
-		return 0
-	}
-	d, _ := parseDriveShared(first, conf[first])
-	n, _ := parseDiskSize(d.str("size"))
-	return n
+	return nil
 }
 
 func (vm *qemuVM) uptime() int64 {
