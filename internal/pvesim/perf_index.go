@@ -47,7 +47,14 @@ func (c *memo[K, V]) get(k K, compute func() V) V {
 // parsePropertyString only reads it.
 var driveFormats memo[string, psFormat]
 
-func cachedDriveFormat(key string) psFormat {
+func cachedDriveFormat(key string) psFormat { return cachedFormatOf(key, "", driveFormat) }
+
+// cachedStoredDriveFormat is storedDriveFormat, kept per bus the same way.
+func cachedStoredDriveFormat(key string) psFormat {
+	return cachedFormatOf(key, "stored/", storedDriveFormat)
+}
+
+func cachedFormatOf(key, prefix string, build func(string) psFormat) psFormat {
 	ck := key
 	if key != "efidisk0" && key != "tpmstate0" {
 		bus, _ := splitIndexed(key)
@@ -55,10 +62,10 @@ func cachedDriveFormat(key string) psFormat {
 		case "ide", "sata", "scsi", "virtio":
 			ck = bus
 		default:
-			return driveFormat(key) // not a drive key: not worth keeping
+			return build(key) // not a drive key: not worth keeping
 		}
 	}
-	return driveFormats.get(ck, func() psFormat { return driveFormat(key) })
+	return driveFormats.get(prefix+ck, func() psFormat { return build(key) })
 }
 
 // parsedStrings memoizes parsePropertyString for formats that never
@@ -110,7 +117,7 @@ func parseDriveShared(key, v string) (drive, string) {
 	if strings.HasPrefix(key, "unused") {
 		return parseDrive(key, v)
 	}
-	m, msg := parseFixedShared("drive", cachedDriveFormat(key), key, v)
+	m, msg := parseFixedShared("stored-drive", cachedStoredDriveFormat(key), key, v)
 	return drive(m), msg
 }
 

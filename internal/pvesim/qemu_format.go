@@ -245,7 +245,7 @@ func parseDrive(key, v string) (drive, string) {
 		m, msg := parsePropertyString(unusedFormat, key, v)
 		return drive(m), msg
 	}
-	m, msg := parseFixedPropertyString("drive", cachedDriveFormat(key), key, v)
+	m, msg := parseFixedPropertyString("stored-drive", cachedStoredDriveFormat(key), key, v)
 	return drive(m), msg
 }
 
@@ -306,7 +306,13 @@ func parseDiskSize(v string) (int64, bool) {
 // allocation syntax allowed.
 func diskParamFormat(key string) func(string) string {
 	return func(v string) string {
-		_, msg := parseDrive(key, v)
+		if strings.HasPrefix(key, "unused") {
+			_, msg := parseDrive(key, v)
+			return msg
+		}
+		// The newest release's keys; older releases' schemas override this
+		// (driveFormatFor). Stored configs are parsed by parseDrive.
+		_, msg := parseFixedShared("drive", cachedDriveFormat(key), key, v)
 		return msg
 	}
 }

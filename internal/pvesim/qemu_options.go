@@ -412,12 +412,28 @@ func driveFormatFor(rel pveRelease, key string) psFormat {
 		case "tpmstate0":
 			delete(f, "format")
 		default:
-			// The geometry keys, dropped in qemu-server 9.
-			for _, g := range []string{"cyls", "heads", "secs"} {
-				f[g] = psOpt(tInteger)
-			}
-			f["trans"] = psEnum("none", "lba", "auto")
+			addDriveGeometry(f)
 		}
+	}
+	return f
+}
+
+// addDriveGeometry adds the geometry keys qemu-server 9 dropped.
+func addDriveGeometry(f psFormat) {
+	for _, g := range []string{"cyls", "heads", "secs"} {
+		f[g] = psOpt(tInteger)
+	}
+	f["trans"] = psEnum("none", "lba", "auto")
+}
+
+// storedDriveFormat parses drives already in a config, which their
+// release's schema checked when they were written: it knows every
+// release's keys, so an 8.4 drive with geometry keys still has a volume
+// and a size.
+func storedDriveFormat(key string) psFormat {
+	f := driveFormat(key)
+	if key != "efidisk0" && key != "tpmstate0" {
+		addDriveGeometry(f)
 	}
 	return f
 }

@@ -379,3 +379,36 @@ func TestQemuCreateOnlyOptions(t *testing.T) {
 		}
 	}
 }
+
+// PVE 8's drive geometry keys: accepted by 8.4's schema, refused by 9.1's,
+// and a drive that has them is still a disk with a volume and a size on
+// 8.4 (maxdisk, resize), as qemu-server 8's parse_drive reads it.
+func TestQemuDriveGeometryPerRelease(t *testing.T) {
+	for _, rel := range []string{"9.1", "8.4"} {
+		t.Run(rel, func(t *testing.T) {
+			_, info := startSim(t, Options{ClusterName: "lab", PVERelease: rel, TaskDuration: -1, NoSSH: true})
+			c := rootTicketClient(t, info)
+			r := c.do("POST", "/nodes/z2g4a/qemu", vals("vmid", "130", "scsi0", "local-lvm:4,cyls=16", "boot", "order=scsi0"))
+			if rel == "9.1" {
+				if r.status != 400 || !strings.Contains(fmt.Sprint(r.errs()["scsi0"]), "cyls") {
+					t.Fatalf("9.1 took a geometry key: %d %v", r.status, r.errs())
+				}
+				return
+			}
+			if r.status != 200 {
+				t.Fatalf("8.4 create: %d %s %v", r.status, r.msg(), r.errs())
+			}
+			if st := c.waitTask("z2g4a", r.data().(string)); st["exitstatus"] != "OK" {
+				t.Fatalf("create: %v", st)
+			}
+			up := c.ok("PUT", "/nodes/z2g4a/qemu/130/resize", vals("disk", "scsi0", "size", "+1G"))
+			if st := c.waitTask("z2g4a", up.data().(string)); st["exitstatus"] != "OK" {
+				t.Fatalf("resize: %v", st)
+			}
+			cur := c.ok("GET", "/nodes/z2g4a/qemu/130/status/current", nil).data().(map[string]any)
+			if cur["maxdisk"] != float64(5<<30) {
+				t.Errorf("maxdisk %v, want 5 GiB", cur["maxdisk"])
+			}
+		})
+	}
+}
