@@ -58,6 +58,7 @@
 //	nodeos_model.go                 a node's files, units, NIC rings, tuned; nodeos_files_model.go: file rules,
 //	                                pmxcfs locks; nodeos_systemd_model.go: systemd
 //
-// Package-level maps are read-only tables, and two memo caches of pure
-// functions (perf_index.go); nothing registers itself.
+// Package-level maps are read-only tables, besides the memo caches of pure
+// functions in perf_index.go (parsed property strings, drive formats,
+// compiled patterns, row sizes); nothing registers itself.
 package pvesim

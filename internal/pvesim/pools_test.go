@@ -138,3 +138,16 @@ func TestPoolsVMCreateJoinsPoolAndResourcesShowIt(t *testing.T) {
 	}
 	c.ok("DELETE", "/pools", vals("poolid", "prod"))
 }
+
+// A form key without a value is undef for the handler too (Pool.pm
+// update_pool: `comment => ... if defined`): `comment=` keeps the comment.
+func TestPoolsEmptyFormValueIsUndefined(t *testing.T) {
+	_, info := startSim(t, Options{ClusterName: "lab", TaskDuration: -1, NoSSH: true})
+	c := rootTicketClient(t, info)
+	c.ok("POST", "/pools", vals("poolid", "lab", "comment", "the lab"))
+	c.ok("PUT", "/pools/lab", vals("comment", ""))
+	got := c.ok("GET", "/pools/lab", nil).data().(map[string]any)
+	if got["comment"] != "the lab" {
+		t.Errorf("comment after comment= : %v, want it kept", got["comment"])
+	}
+}

@@ -286,6 +286,13 @@ func (s *Sim) dispatch(c *call, rt *route, md *method) (any, *apiError) {
 	if errs := sc.validateKinds(c.params, c.kinds); sc != nil && len(errs) > 0 {
 		return nil, paramErr(errs)
 	}
+	// A key sent without a value is undef in PVE's $param: handlers see it
+	// as not given (`comment=` on a pool update leaves the comment).
+	for k, kind := range c.kinds {
+		if kind == kindUndef {
+			delete(c.params, k)
+		}
+	}
 	return md.handler(c)
 }
 
