@@ -2,6 +2,7 @@ package pve
 
 import (
 	"context"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -127,4 +128,179 @@ func (c *Client) CephOSDLVInfo(ctx context.Context, node string, id int64, kind 
 	}
 	return &CephOSDVolume{LVName: string(w.LVName), LVPath: string(w.LVPath), LVUUID: string(w.LVUUID), VGName: string(w.VGName),
 		CreationTime: string(w.Created), LVSize: int64(w.LVSize)}, nil
+}
+
+// CephOSDCreateRequest is POST /nodes/{node}/ceph/osd (root@pam only).
+type CephOSDCreateRequest struct {
+	Dev           string // /dev/sdb
+	DBDev, WALDev string
+	DBDevSizeGiB  float64
+	WALDevSizeGiB float64
+	DeviceClass   string
+	Encrypted     bool
+	OSDsPerDevice int64
+}
+
+// CephCreateOSD creates an OSD on a free disk (task cephcreateosd).
+//
+//pve:operation POST /nodes/{node}/ceph/osd
+func (c *Client) CephCreateOSD(ctx context.Context, node string, r CephOSDCreateRequest) (string, error) {
+	p := Params{"dev": r.Dev}
+	if r.DBDev != "" {
+		p.Set("db_dev", r.DBDev)
+	}
+	if r.WALDev != "" {
+		p.Set("wal_dev", r.WALDev)
+	}
+	if r.DBDevSizeGiB > 0 {
+		p.Set("db_dev_size", strconv.FormatFloat(r.DBDevSizeGiB, 'f', -1, 64))
+	}
+	if r.WALDevSizeGiB > 0 {
+		p.Set("wal_dev_size", strconv.FormatFloat(r.WALDevSizeGiB, 'f', -1, 64))
+	}
+	if r.DeviceClass != "" {
+		p.Set("crush-device-class", r.DeviceClass)
+	}
+	if r.Encrypted {
+		p.SetBool("encrypted", true)
+	}
+	if r.OSDsPerDevice > 0 {
+		p.SetInt("osds-per-device", r.OSDsPerDevice)
+	}
+	path := cephPath(node, "/osd")
+	var upid string
+	if err := c.Post(ctx, path, p, &upid); err != nil {
+		return "", err
+	}
+	return upidOf("POST", path, upid)
+}
+
+// CephOSD is one OSD of the tree.
+type CephOSD struct {
+	ID                      int64
+	Name, Host, Status      string // Status: up | down
+	In                      bool
+	DeviceClass             string
+	CrushWeight, Reweight   float64
+	PGs                     int64
+	TotalSpace, BytesUsed   int64
+	PercentUsed             float64
+	BlockDev, DBDev, WALDev string
+	OSDType, Version        string
+}
+
+// Up reports Status == "up".
+func (o CephOSD) Up() bool { return o.Status == "up" }
+
+// CephOSDTree is GET /nodes/{node}/ceph/osd: OSDs by CRUSH host plus the
+// osdmap flags.
+type CephOSDTree struct {
+	OSDs  []CephOSD // sorted by ID
+	Hosts []string  // CRUSH hosts, in tree order
+	Flags []string
+}
+
+// OSD returns the OSD with id, or nil.
+func (t *CephOSDTree) OSD(id int64) *CephOSD {
+	for i := range t.OSDs {
+		if t.OSDs[i].ID == id {
+			return &t.OSDs[i]
+		}
+	}
+	return nil
+}
+
+type cephTreeNode struct {
+	ID          flexInt         `json:"id"`
+	Name        flexString      `json:"name"`
+	Type        flexString      `json:"type"`
+	Host        flexString      `json:"host"`
+	Status      flexString      `json:"status"`
+	In          flexBool        `json:"in"`
+	DeviceClass flexString      `json:"device_class"`
+	CrushWeight cephNum         `json:"crush_weight"`
+	Reweight    cephNum         `json:"reweight"`
+	PGs         flexInt         `json:"pgs"`
+	TotalSpace  flexInt         `json:"total_space"`
+	BytesUsed   flexInt         `json:"bytes_used"`
+	PercentUsed cephNum         `json:"percent_used"`
+	Blfsdev     flexString      `json:"blfsdev"`
+	DBDev       flexString      `json:"dbdev"`
+	WALDev      flexString      `json:"waldev"`
+	OSDType     flexString      `json:"osdtype"`
+	Version     flexString      `json:"ceph_version_short"`
+	Children    []*cephTreeNode `json:"children"`
+}
+
+// CephOSDTree returns the OSD tree.
+//
+//pve:operation GET /nodes/{node}/ceph/osd
+func (c *Client) CephOSDTree(ctx context.Context, node string) (*CephOSDTree, error) {
+	var wire struct {
+		Root  cephTreeNode `json:"root"`
+		Flags flexString   `json:"flags"`
+	}
+	if err := c.Get(ctx, cephPath(node, "/osd"), nil, &wire); err != nil {
+		return nil, err
+	}
+	out := &CephOSDTree{}
+	for _, f := range strings.Split(string(wire.Flags), ",") {
+		if f != "" {
+			out.Flags = append(out.Flags, f)
+		}
+	}
+	var walk func(n *cephTreeNode, host string)
+	walk = func(n *cephTreeNode, host string) {
+		switch n.Type {
+		case "host":
+			host = string(n.Name)
+			out.Hosts = append(out.Hosts, host)
+		case "osd":
+			h := string(n.Host)
+			if h == "" {
+				h = host
+			}
+			out.OSDs = append(out.OSDs, CephOSD{ID: int64(n.ID), Name: string(n.Name), Host: h, Status: string(n.Status),
+				In: bool(n.In), DeviceClass: string(n.DeviceClass), CrushWeight: float64(n.CrushWeight), Reweight: float64(n.Reweight),
+				PGs: int64(n.PGs), TotalSpace: int64(n.TotalSpace), BytesUsed: int64(n.BytesUsed), PercentUsed: float64(n.PercentUsed),
+				BlockDev: string(n.Blfsdev), DBDev: string(n.DBDev), WALDev: string(n.WALDev), OSDType: string(n.OSDType), Version: string(n.Version)})
+		}
+		for _, ch := range n.Children {
+			walk(ch, host)
+		}
+	}
+	walk(&wire.Root, "")
+	sort.Slice(out.OSDs, func(i, j int) bool { return out.OSDs[i].ID < out.OSDs[j].ID })
+	return out, nil
+}
+
+// CephOSDIn marks an OSD in.
+//
+//pve:operation POST /nodes/{node}/ceph/osd/{osdid}/in
+func (c *Client) CephOSDIn(ctx context.Context, node string, id int64) error {
+	return c.Post(ctx, cephPath(node, "/osd/"+strconv.FormatInt(id, 10)+"/in"), nil, nil)
+}
+
+// CephOSDOut marks an OSD out: Ceph starts moving its data elsewhere.
+//
+//pve:operation POST /nodes/{node}/ceph/osd/{osdid}/out
+func (c *Client) CephOSDOut(ctx context.Context, node string, id int64) error {
+	return c.Post(ctx, cephPath(node, "/osd/"+strconv.FormatInt(id, 10)+"/out"), nil, nil)
+}
+
+// CephDestroyOSD destroys a down, out OSD (root@pam only); cleanup also
+// zaps its disk. PVE does not check safe-to-destroy: see CephCmdSafety.
+//
+//pve:operation DELETE /nodes/{node}/ceph/osd/{osdid}
+func (c *Client) CephDestroyOSD(ctx context.Context, node string, id int64, cleanup bool) (string, error) {
+	path := cephPath(node, "/osd/"+strconv.FormatInt(id, 10))
+	p := Params{}
+	if cleanup {
+		p.SetBool("cleanup", true)
+	}
+	var upid string
+	if err := c.Delete(ctx, path, p, &upid); err != nil {
+		return "", err
+	}
+	return upidOf("DELETE", path, upid)
 }
