@@ -38,7 +38,7 @@ func listNodes(c *call) (any, *apiError) {
 		out = append(out, map[string]any{
 			"node": ns.Name, "status": "online", "type": "node", "id": "node/" + ns.Name,
 			"ssl_fingerprint": certFingerprint(ns.fingerprintPEM()), "level": "",
-			"uptime": now - ns.BootTime, "cpu": 0.01, "maxcpu": 6,
+			"uptime": now - ns.BootTime, "cpu": 0.01, "maxcpu": nodeCPUs,
 			"mem": memTotal / 8, "maxmem": memTotal, "disk": rootFS / 10, "maxdisk": rootFS,
 		})
 	}
@@ -54,7 +54,7 @@ func nodeStatus(c *call) (any, *apiError) {
 		"pveversion": fmt.Sprintf("pve-manager/%s/%s", pveVersion, pveRepoID),
 		"kversion":   "Linux " + kernel + " #1 SMP PREEMPT_DYNAMIC PMX " + kernel + " x86_64",
 		"cpuinfo": map[string]any{
-			"model": "Intel(R) Xeon(R) E-2126G CPU @ 3.30GHz", "cpus": 6, "cores": 6, "sockets": 1,
+			"model": "Intel(R) Xeon(R) E-2126G CPU @ 3.30GHz", "cpus": nodeCPUs, "cores": nodeCPUs, "sockets": 1,
 			"mhz": "3300.000", "hvm": "1", "flags": "fpu vme de pse tsc msr pae mce cx8 apic sep vmx",
 			"user_hz": 100,
 		},

@@ -233,6 +233,11 @@ func netHotpluggable(oldV, newV string, hotplug bool) bool {
 // maxMemBytes, cpus and bootDiskSize are what vmstatus reports.
 func (vm *qemuVM) maxMemBytes() int64 { return memoryMiBCached(vm.Config["memory"]) << 20 }
 
+// nodeCPUs is every simulated node's CPU count (the reference lab's E-2126G).
+const nodeCPUs = 6
+
+// cpus is vmstatus' cpus: sockets × cores, at most the host's CPUs, unless
+// vcpus is set.
 func (vm *qemuVM) cpus() int64 {
 	if v, err := strconv.ParseInt(vm.Config["vcpus"], 10, 64); err == nil && v > 0 {
 		return v
@@ -244,7 +249,7 @@ func (vm *qemuVM) cpus() int64 {
 	if v, err := strconv.ParseInt(vm.Config["cores"], 10, 64); err == nil && v > 0 {
 		cores = v
 	}
-	return sockets * cores
+	return min(sockets*cores, nodeCPUs)
 }
 
 // bootDiskSize is bootdisk_size, maxdisk of the status rows: the size of

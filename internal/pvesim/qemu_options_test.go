@@ -412,3 +412,19 @@ func TestQemuDriveGeometryPerRelease(t *testing.T) {
 		})
 	}
 }
+
+// vmstatus' cpus: sockets × cores clamped to the host's CPUs; vcpus wins.
+func TestQemuStatusCPUsClampedToHost(t *testing.T) {
+	for _, tc := range []struct {
+		conf map[string]string
+		want int64
+	}{
+		{map[string]string{"sockets": "2", "cores": "2"}, 4},
+		{map[string]string{"sockets": "2", "cores": "8"}, nodeCPUs},
+		{map[string]string{"sockets": "2", "cores": "8", "vcpus": "3"}, 3},
+	} {
+		if got := (&qemuVM{Config: tc.conf}).cpus(); got != tc.want {
+			t.Errorf("%v: cpus %d, want %d", tc.conf, got, tc.want)
+		}
+	}
+}
