@@ -143,9 +143,23 @@ func checkNamedFormat(format, v string) (msg string, ok bool) {
 		if !mountOptRE.MatchString(v) {
 			return fmt.Sprintf("invalid options '%s'", v), true
 		}
+	case "pve-volume-id-or-qm-path": // verify_volume_id_or_qm_path: also none and cdrom
+		if v == "none" || v == "cdrom" {
+			return "", true
+		}
+		return checkNamedFormat("pve-volume-id-or-absolute-path", v)
+	case "pve-volume-id-or-absolute-path":
+		if strings.HasPrefix(v, "/") {
+			return "", true
+		}
+		return checkNamedFormat("pve-volume-id", v)
 	case "pve-volume-id":
 		if !volumeIDRE.MatchString(v) {
 			return fmt.Sprintf("unable to parse volume ID '%s'", v), true
+		}
+	case "mac-addr": // pve_verify_mac_addr: unicast only
+		if !macRE.MatchString(v) {
+			return "value does not look like a valid unicast MAC address", true
 		}
 	case "pve-dir-override":
 		return verifyDirOverride(v), true

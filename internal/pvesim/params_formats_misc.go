@@ -15,9 +15,8 @@ import (
 // dies with, without its final newline (param.check and psKey.check add
 // "invalid format - " and the newline).
 
-func psReq(t ptype) psKey                              { return psKey{typ: t} }
-func (k psKey) checkedBy(fn func(string) string) psKey { k.fn = fn; return k }
-func (k psKey) asDefault() psKey                       { k.defaultKey = true; return k }
+func psReq(t ptype) psKey        { return psKey{typ: t} }
+func (k psKey) asDefault() psKey { k.defaultKey = true; return k }
 
 // withFormatFn is a string parameter checked by fn as check_format would.
 func withFormatFn(format string, fn func(string) string) param {
@@ -26,59 +25,27 @@ func withFormatFn(format string, fn func(string) string) param {
 	return p
 }
 
-// listOf is a '-list' format: split_list, then each item (empty allowed).
-func listOf(fn func(string) string) func(string) string {
-	return func(v string) string {
-		for _, item := range splitList(v) {
-			if msg := fn(item); msg != "" {
-				return msg
-			}
-		}
-		return ""
-	}
-}
-
-// verifyAddress is pve-common pve_verify_address: an IP or a DNS name.
-func verifyAddress(v string) string {
-	if checkFormat("ip", v) != "" && !dnsNameRE.MatchString(v) {
-		return "value does not look like a valid address: " + v
-	}
-	return ""
-}
-
-// verifyMacAddr is pve_verify_mac_addr: unicast only.
-func verifyMacAddr(v string) string {
-	if !macRE.MatchString(v) {
-		return "value does not look like a valid unicast MAC address"
-	}
-	return ""
-}
-
-func namedFormat(f string) func(string) string {
-	return func(v string) string { return checkFormat(f, v) }
-}
-
 // corosyncLinkFormat is pve-cluster Corosync.pm $corosync_link_format.
 var corosyncLinkFormat = psFormat{
-	"address":  psReq(tString).asDefault().checkedBy(verifyAddress),
+	"address":  psReq(tString).asDefault().withFormat("address"),
 	"priority": psOpt(tInteger).atLeast(0).atMost(255),
 }
 
 // Node config property strings, pve-manager PVE/NodeConfig.pm.
 var (
 	wakeOnLANPS = psFormat{
-		"mac":               psReq(tString).asDefault().checkedBy(verifyMacAddr),
-		"bind-interface":    psOpt(tString).checkedBy(namedFormat("pve-iface")),
-		"broadcast-address": psOpt(tString).checkedBy(namedFormat("ipv4")),
+		"mac":               psReq(tString).asDefault().withFormat("mac-addr"),
+		"bind-interface":    psOpt(tString).withFormat("pve-iface"),
+		"broadcast-address": psOpt(tString).withFormat("ipv4"),
 	}
 	acmePS = psFormat{
-		"account": psOpt(tString).checkedBy(namedFormat("pve-configid")),
-		"domains": psOpt(tString).checkedBy(listOf(func(v string) string { return checkCertFormat("pve-acme-domain", v) })),
+		"account": psOpt(tString).withFormat("pve-configid"),
+		"domains": psOpt(tString).withFormat("pve-acme-domain-list"),
 	}
 	acmeDomainPS = psFormat{
-		"domain": psReq(tString).asDefault().checkedBy(func(v string) string { return checkCertFormat("pve-acme-domain", v) }),
-		"plugin": psOpt(tString).checkedBy(namedFormat("pve-configid")),
-		"alias":  psOpt(tString).checkedBy(func(v string) string { return checkCertFormat("pve-acme-alias", v) }),
+		"domain": psReq(tString).asDefault().withFormat("pve-acme-domain"),
+		"plugin": psOpt(tString).withFormat("pve-configid"),
+		"alias":  psOpt(tString).withFormat("pve-acme-alias"),
 	}
 )
 

@@ -65,9 +65,9 @@ func driveFormat(key string) psFormat {
 	i := func() psKey { return psOpt(tInteger) }
 	n := func() psKey { return psOpt(tNumber) }
 	f := psFormat{
-		"file":        {typ: tString, defaultKey: true, format: "pve-volume-id-or-qm-path", fn: checkVolumeIDOrQMPath},
+		"file":        {typ: tString, defaultKey: true, format: "pve-volume-id-or-qm-path"},
 		"format":      psEnum("raw", "qcow", "qed", "qcow2", "vmdk", "cloop"),
-		"import-from": {typ: tString, optional: true, format: "pve-volume-id-or-absolute-path", fn: checkVolumeIDOrAbsPath},
+		"import-from": {typ: tString, optional: true, format: "pve-volume-id-or-absolute-path"},
 		"size":        psOpt(tString).withFormat("disk-size"),
 		"volume":      {alias: "file"},
 	}
@@ -125,7 +125,7 @@ func driveFormat(key string) psFormat {
 	return f
 }
 
-var unusedFormat = psFormat{"file": {typ: tString, defaultKey: true, format: "pve-volume-id", fn: checkVolumeID}, "volume": {alias: "file"}}
+var unusedFormat = psFormat{"file": {typ: tString, defaultKey: true, format: "pve-volume-id"}, "volume": {alias: "file"}}
 
 var netModels = []string{"e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e", "i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3"}
 
@@ -134,7 +134,7 @@ var netFormat = psFormat{
 	"bridge":    psOpt(tString).withFormat("pve-bridge-id"),
 	"firewall":  psOpt(tBoolean),
 	"link_down": psOpt(tBoolean),
-	"macaddr":   {typ: tString, optional: true, format: "mac-addr", fn: checkMacAddr},
+	"macaddr":   {typ: tString, optional: true, format: "mac-addr"},
 	"mtu":       psOpt(tInteger).atLeast(1).atMost(65520),
 	"queues":    psOpt(tInteger).atLeast(0).atMost(64),
 	"rate":      psOpt(tNumber).atLeast(0),

@@ -32,30 +32,6 @@ var (
 	cryptedPassRE = regexp.MustCompile(`^\$(?:[156]|2[ay])(\$.+){2}`)
 )
 
-// checkVolumeID is pve-storage's parse_volume_id (format pve-volume-id).
-func checkVolumeID(v string) string {
-	if !volumeIDRE.MatchString(v) {
-		return fmt.Sprintf("unable to parse volume ID '%s'", v)
-	}
-	return ""
-}
-
-// checkVolumeIDOrAbsPath is verify_volume_id_or_absolute_path.
-func checkVolumeIDOrAbsPath(v string) string {
-	if strings.HasPrefix(v, "/") {
-		return ""
-	}
-	return checkVolumeID(v)
-}
-
-// checkVolumeIDOrQMPath is verify_volume_id_or_qm_path: also none and cdrom.
-func checkVolumeIDOrQMPath(v string) string {
-	if v == "none" || v == "cdrom" {
-		return ""
-	}
-	return checkVolumeIDOrAbsPath(v)
-}
-
 // checkCpuset is pve_verify_cpuset (PVE::CpuSet::parse_cpuset).
 func checkCpuset(v string) string {
 	for _, part := range strings.Split(v, ",") {
@@ -170,10 +146,10 @@ func qemuOptionFormats(rel pveRelease) map[string]psFormat {
 			"kernel-hashes":  b(),
 		},
 		"cicustom": {
-			"meta":    {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
-			"network": {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
-			"user":    {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
-			"vendor":  {typ: tString, optional: true, format: "pve-volume-id", fn: checkVolumeID},
+			"meta":    {typ: tString, optional: true, format: "pve-volume-id"},
+			"network": {typ: tString, optional: true, format: "pve-volume-id"},
+			"user":    {typ: tString, optional: true, format: "pve-volume-id"},
+			"vendor":  {typ: tString, optional: true, format: "pve-volume-id"},
 		},
 		"smbios1": {
 			"uuid":         psOpt(tString).matching(smbiosUUIDRE),
@@ -391,14 +367,6 @@ func maskPendingPassword(rows []map[string]any) {
 			r["pending"] = "********** "
 		}
 	}
-}
-
-// checkMacAddr is pve_verify_mac_addr (format mac-addr).
-func checkMacAddr(v string) string {
-	if !macRE.MatchString(v) {
-		return "value does not look like a valid unicast MAC address"
-	}
-	return ""
 }
 
 // driveFormatFor is driveFormat as the release has it: PVE 8.4 had no
