@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,8 +122,6 @@ func pluginParams(typ string) schema {
 	}
 	return nil
 }
-
-var storageIDRE = regexp.MustCompile(`^(?i:[a-z][a-z0-9\-_.]*[a-z0-9])$`)
 
 func storageIDParam() param { return pFmt("pve-storage-id").req() }
 
@@ -369,23 +366,6 @@ func readStorageConfig(c *call) (any, *apiError) {
 	return c.s.apiStorageConfig(c.listener, e), nil
 }
 
-// storageParamErr checks what JSONSchema's formats would: storage ids and
-// content types.
-func storageParamErr(params map[string]string) *apiError {
-	if id, ok := params["storage"]; ok && !storageIDRE.MatchString(id) {
-		return paramErr1("storage", fmt.Sprintf("invalid format - storage ID '%s' contains illegal characters\n", id))
-	}
-	if ct, ok := params["content"]; ok {
-		valid := map[string]bool{"images": true, "rootdir": true, "vztmpl": true, "iso": true, "backup": true, "snippets": true, "none": true, "import": true}
-		for _, x := range splitList(ct) {
-			if !valid[x] {
-				return paramErr1("content", fmt.Sprintf("invalid format - invalid content type '%s'\n", x))
-			}
-		}
-	}
-	return nil
-}
-
 // checkStorageConfig is SectionConfig's check_config for a plugin: every
 // key must be one of the type's options, fixed keys cannot change, a
 // create needs the required ones; content is reduced to what the type
@@ -455,9 +435,6 @@ const storageLockErr = "error with cfs lock 'file-storage_cfg': "
 
 func createStorage(c *call) (any, *apiError) {
 	s := c.s
-	if err := storageParamErr(c.params); err != nil {
-		return nil, err
-	}
 	params := map[string]string{}
 	for k, v := range c.params {
 		params[k] = v
@@ -514,9 +491,6 @@ func (s *Sim) nodeLockedOut(c *call) bool {
 
 func updateStorage(c *call) (any, *apiError) {
 	s := c.s
-	if err := storageParamErr(c.params); err != nil {
-		return nil, err
-	}
 	params := map[string]string{}
 	for k, v := range c.params {
 		params[k] = v
