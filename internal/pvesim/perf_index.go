@@ -21,26 +21,35 @@ func anchoredRegexp(re string) *regexp.Regexp {
 	return compiledPatterns.get(re, func() *regexp.Regexp { return regexp.MustCompile(`^(?:` + re + `)$`) })
 }
 
-// memo caches a pure function's results by key: the two package-level
-// caches (not registries: what they hold depends only on the key).
+// memo caches a pure function's results by key (not a registry: what it
+// holds depends only on the key). max bounds it: past it, it starts over;
+// 0 leaves it unbounded for keys that are constants of the code. compute
+// runs outside the lock, so it may use other memos, or this one.
 type memo[K comparable, V any] struct {
-	mu sync.Mutex
-	m  map[K]V
+	mu  sync.Mutex
+	m   map[K]V
+	max int
 }
 
 func (c *memo[K, V]) get(k K, compute func() V) V {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v, ok := c.m[k]; ok {
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
 		return v
 	}
-	if c.m == nil {
+	v = compute()
+	c.mu.Lock()
+	if c.m == nil || (c.max > 0 && len(c.m) >= c.max) {
 		c.m = map[K]V{}
 	}
-	v := compute()
 	c.m[k] = v
+	c.mu.Unlock()
 	return v
 }
+
+// memoMax bounds the memos whose keys come from configs.
+const memoMax = 1 << 14
 
 // driveFormats holds driveFormat's result per bus (and for efidisk0 and
 // tpmstate0, which have their own): it depends on nothing else, and
@@ -73,18 +82,12 @@ func cachedFormatOf(key, prefix string, build func(string) psFormat) psFormat {
 // alone): the same config values are parsed again by every read of every
 // VM. Values are strings and ints, so a shallow copy keeps callers free to
 // change what they get.
-var parsedStrings struct {
-	sync.Mutex
-	m map[string]parsedString
-}
+var parsedStrings = memo[string, parsedString]{max: memoMax}
 
 type parsedString struct {
 	m   map[string]any
 	msg string
 }
-
-// parsedStringsMax bounds the cache; past it, it starts over.
-const parsedStringsMax = 1 << 14
 
 // parseFixedPropertyString is parsePropertyString(f, path, data) for a
 // format f that tag names uniquely and that is never modified.
@@ -96,19 +99,10 @@ func parseFixedPropertyString(tag string, f psFormat, path, data string) (map[st
 // parseFixedShared is parseFixedPropertyString without the copy: the
 // caller must not change the map.
 func parseFixedShared(tag string, f psFormat, path, data string) (map[string]any, string) {
-	ck := tag + "\x00" + path + "\x00" + data
-	parsedStrings.Lock()
-	e, ok := parsedStrings.m[ck]
-	parsedStrings.Unlock()
-	if !ok {
-		e.m, e.msg = parsePropertyString(f, path, data)
-		parsedStrings.Lock()
-		if parsedStrings.m == nil || len(parsedStrings.m) >= parsedStringsMax {
-			parsedStrings.m = map[string]parsedString{}
-		}
-		parsedStrings.m[ck] = e
-		parsedStrings.Unlock()
-	}
+	e := parsedStrings.get(tag+"\x00"+path+"\x00"+data, func() parsedString {
+		m, msg := parsePropertyString(f, path, data)
+		return parsedString{m, msg}
+	})
 	return e.m, e.msg
 }
 
@@ -123,10 +117,7 @@ func parseDriveShared(key, v string) (drive, string) {
 
 // bootDiskSizes memoizes bootDiskSize by what it reads: the boot property
 // and the drive entries. Every /cluster/resources row needs it.
-var bootDiskSizes struct {
-	sync.Mutex
-	m map[string]int64
-}
+var bootDiskSizes = memo[string, int64]{max: memoMax}
 
 // bootDiskSizeCached is vm.bootDiskSize().
 func (vm *qemuVM) bootDiskSizeCached() int64 {
@@ -151,42 +142,12 @@ func (vm *qemuVM) bootDiskSizeCached() int64 {
 		put(k)
 		put(conf[k])
 	}
-	ck := sb.String()
-	bootDiskSizes.Lock()
-	n, ok := bootDiskSizes.m[ck]
-	bootDiskSizes.Unlock()
-	if ok {
-		return n
-	}
-	n = vm.bootDiskSize()
-	bootDiskSizes.Lock()
-	if bootDiskSizes.m == nil || len(bootDiskSizes.m) >= parsedStringsMax {
-		bootDiskSizes.m = map[string]int64{}
-	}
-	bootDiskSizes.m[ck] = n
-	bootDiskSizes.Unlock()
-	return n
+	return bootDiskSizes.get(sb.String(), vm.bootDiskSize)
 }
 
 // memorySizes memoizes memoryMiB by the memory property.
-var memorySizes struct {
-	sync.Mutex
-	m map[string]int64
-}
+var memorySizes = memo[string, int64]{max: memoMax}
 
 func memoryMiBCached(v string) int64 {
-	memorySizes.Lock()
-	n, ok := memorySizes.m[v]
-	memorySizes.Unlock()
-	if ok {
-		return n
-	}
-	n = memoryMiB(v)
-	memorySizes.Lock()
-	if memorySizes.m == nil || len(memorySizes.m) >= parsedStringsMax {
-		memorySizes.m = map[string]int64{}
-	}
-	memorySizes.m[v] = n
-	memorySizes.Unlock()
-	return n
+	return memorySizes.get(v, func() int64 { return memoryMiB(v) })
 }
