@@ -64,6 +64,7 @@ var (
 		perlRE(ipv6Pat + `(?:\.\d+)?`),
 	}
 	vmidRE        = perlRE(`[1-9][0-9]{2,8}`)
+	poolNameRE    = regexp.MustCompile(`^[A-Za-z0-9.\-_]+(?:/[A-Za-z0-9.\-_]+){0,2}$`)
 	realmRE       = perlRE(`[A-Za-z][A-Za-z0-9.\-_]+`)
 	taskStatusRE  = perlRE(`(?i:ok|error|warning|unknown)`)
 	macPrefixRE   = perlRE(`(?i:[a-f0-9][02468ace](?::[a-f0-9]{2}){0,2}(?::[a-f0-9]?)?)`)
@@ -183,6 +184,13 @@ func checkNamedFormat(format, v string) (msg string, ok bool) {
 		// -opt formats skip a false value ('' and '0' in Perl).
 		if v != "" && v != "0" {
 			return checkCertFormat("email", v), true
+		}
+	case "pve-poolid": // pve-access-control verify_poolname
+		if len(strings.Split(v, "/")) > 3 {
+			return fmt.Sprintf("pool name '%s' nested too deeply (max levels = 3)", v), true
+		}
+		if !poolNameRE.MatchString(v) {
+			return fmt.Sprintf("pool name '%s' contains invalid characters", v), true
 		}
 	case "pve-vmid":
 		if !vmidRE.MatchString(v) {

@@ -1,9 +1,6 @@
 package pvesim
 
 import (
-	"fmt"
-	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,53 +36,11 @@ type pendingPoolAdd struct {
 	UPID string `json:"upid"`
 }
 
-var poolNameRE = regexp.MustCompile(`^[A-Za-z0-9.\-_]+(?:/[A-Za-z0-9.\-_]+){0,2}$`)
-
-// checkPoolID is the pve-poolid format (AccessControl verify_poolname).
-func checkPoolID(v string) string {
-	if len(strings.Split(v, "/")) > 3 {
-		return fmt.Sprintf("pool name '%s' nested too deeply (max levels = 3)", v)
-	}
-	if !poolNameRE.MatchString(v) {
-		return fmt.Sprintf("pool name '%s' contains invalid characters", v)
-	}
-	return ""
-}
-
-var vmidFmtRE = regexp.MustCompile(`^[1-9][0-9]{2,8}$`)
-var storageIDFmtRE = regexp.MustCompile(`^(?i:[a-z][a-z0-9\-_.]*[a-z0-9])$`)
-
-func checkVMIDList(v string) string {
-	for _, id := range splitList(v) {
-		if !vmidFmtRE.MatchString(id) {
-			return "value does not look like a valid VM ID"
-		}
-	}
-	return ""
-}
-
-func checkStorageIDList(v string) string {
-	for _, id := range splitList(v) {
-		if !storageIDFmtRE.MatchString(id) {
-			return fmt.Sprintf("storage ID '%s' contains illegal characters", id)
-		}
-	}
-	return ""
-}
-
-func poolIDParam() param {
-	p := pFmt("pve-poolid").req()
-	p.formatFn = checkPoolID
-	return p
-}
+func poolIDParam() param { return pFmt("pve-poolid").req() }
 
 func poolUpdateSchema() schema {
-	vms := pFmt("pve-vmid-list")
-	vms.formatFn = checkVMIDList
-	st := pFmt("pve-storage-id-list")
-	st.formatFn = checkStorageIDList
 	return schema{
-		"poolid": poolIDParam(), "comment": pStr(), "vms": vms, "storage": st,
+		"poolid": poolIDParam(), "comment": pStr(), "vms": pFmt("pve-vmid-list"), "storage": pFmt("pve-storage-id-list"),
 		"allow-move": pBool(), "delete": pBool(),
 	}
 }
@@ -111,44 +66,14 @@ func registerPools(t *routeTable) {
 	}})
 	t.add("PUT", "/pools/{poolid}", &method{params: poolUpdateSchema(), handler: updatePool})
 	t.add("DELETE", "/pools/{poolid}", &method{params: schema{"poolid": poolIDParam()}, handler: deletePool})
-	wrapVMCreateForPools(t)
 }
 
-// wrapVMCreateForPools gives VM create its `pool` parameter: the pool must
-// exist (RPCEnvironment check_pool_exist, a permission error), and the VM
-// joins it when the create worker has written the config.
-func wrapVMCreateForPools(t *routeTable) {
-	for _, rt := range t.routes {
-		if rt.pattern != "/nodes/{node}/qemu" || rt.methods["POST"] == nil {
-			continue
-		}
-		md := rt.methods["POST"]
-		if _, ok := md.params["pool"]; !ok {
-			p := pFmt("pve-poolid")
-			p.formatFn = checkPoolID
-			md.params["pool"] = p
-		}
-		inner := md.handler
-		md.handler = func(c *call) (any, *apiError) {
-			pool, ok := c.params["pool"]
-			if ok {
-				delete(c.params, "pool")
-				if c.s.poolsLocked(c.listener).Pools[pool] == nil {
-					return nil, errf(http.StatusForbidden, "Permission check failed (pool '%s' does not exist)", pool)
-				}
-			}
-			res, err := inner(c)
-			if err == nil && pool != "" {
-				if upid, isTask := res.(string); isTask {
-					vmid, _ := strconv.Atoi(c.params["vmid"])
-					pc := c.s.poolsLocked(c.listener)
-					pc.Pending = append(pc.Pending, pendingPoolAdd{VMID: vmid, Pool: pool, Node: c.params["node"], UPID: upid})
-					c.s.saveLocked()
-				}
-			}
-			return res, err
-		}
-	}
+// addToPoolWhenCreatedLocked makes vmid a member of pool once its create
+// worker upid has written the config (add_vm_to_pool at the worker's end).
+func (s *Sim) addToPoolWhenCreatedLocked(listener, pool, node string, vmid int, upid string) {
+	pc := s.poolsLocked(listener)
+	pc.Pending = append(pc.Pending, pendingPoolAdd{VMID: vmid, Pool: pool, Node: node, UPID: upid})
+	s.saveLocked()
 }
 
 // poolsLocked is the listener's user.cfg pools, brought up to date with

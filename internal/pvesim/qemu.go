@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -112,6 +113,7 @@ func registerQemu(t *routeTable) {
 	create["unique"] = pBool().needs("archive")
 	create["live-restore"] = pBool()
 	create["import-working-storage"] = pFmt("pve-storage-id")
+	create["pool"] = pFmt("pve-poolid")
 	if t.rel.Release >= "9" {
 		create["ha-managed"] = pBool()
 	}
@@ -323,10 +325,15 @@ func createVM(c *call) (any, *apiError) {
 	s := c.s
 	node := c.params["node"]
 	vmid, _ := strconv.Atoi(c.params["vmid"])
+	pool := c.params["pool"]
+	// RPCEnvironment check_pool_exist: a permission error, before the rest.
+	if pool != "" && s.poolsLocked(c.listener).Pools[pool] == nil {
+		return nil, errf(http.StatusForbidden, "Permission check failed (pool '%s' does not exist)", pool)
+	}
 	params := map[string]string{}
 	for k, v := range c.params {
 		switch k {
-		case "node", "vmid", "start", "storage", "bwlimit", "import-working-storage", "unique", "force", "live-restore":
+		case "node", "vmid", "start", "storage", "bwlimit", "import-working-storage", "unique", "force", "live-restore", "pool":
 			continue
 		}
 		params[k] = v
@@ -416,6 +423,9 @@ func createVM(c *call) (any, *apiError) {
 		}
 		return 0, nil
 	})
+	if pool != "" {
+		s.addToPoolWhenCreatedLocked(c.listener, pool, node, vmid, upid)
+	}
 	return upid, nil
 }
 

@@ -179,9 +179,6 @@ func uriEscape(s string) string {
 // Every parameter of PVE's create and config methods exists in the
 // simulator (TestSimulatorMatchesOfficialSchema checks the other way).
 func TestQemuConfigSchemaComplete(t *testing.T) {
-	// Create-only parameters of restore and import, not simulated.
-	notSimulated := map[string]bool{"archive": true, "bwlimit": true, "ha-managed": true, "import-working-storage": true,
-		"live-restore": true, "pool": true, "unique": true, "force": true}
 	for file, release := range map[string]string{"subset.json": "9.1", "subset-pve8.4.json": "8.4"} {
 		official := loadOfficialSchema(t, file)
 		rel, err := lookupRelease(release)
@@ -198,7 +195,7 @@ func TestQemuConfigSchemaComplete(t *testing.T) {
 				}
 				for _, p := range official[rt.pattern][verb].Parameters {
 					name := strings.Replace(p.Name, "[n]", "0", 1)
-					if _, ok := md.params[name]; !ok && !notSimulated[p.Name] {
+					if _, ok := md.params[name]; !ok {
 						t.Errorf("%s %s %s: PVE has %s, the simulator does not", release, verb, rt.pattern, p.Name)
 					}
 				}

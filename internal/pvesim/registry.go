@@ -36,7 +36,6 @@ func buildRoutes(rel pveRelease) []*route {
 	gateCephInstalled(t)
 	// VMs (qemu.go).
 	registerQemu(t)
-	// After registerQemu: adds `pool` to VM create (pools.go).
 	registerPools(t)
 	// Literal segments win over variables, as in PVE's handler lookup.
 	sort.SliceStable(t.routes, func(i, j int) bool {
