@@ -1,6 +1,8 @@
 package pvesim
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,6 +133,14 @@ func (s *Sim) poolsLocked(listener string) *poolsCfg {
 	return pc
 }
 
+// memberVMIDs are the pool's guests in Perl's order: vmids sorted as
+// strings.
+func (sp *simPool) memberVMIDs() []int {
+	ids := slices.Collect(maps.Keys(sp.VMs))
+	slices.SortFunc(ids, func(a, b int) int { return strings.Compare(strconv.Itoa(a), strconv.Itoa(b)) })
+	return ids
+}
+
 // taskOutcome is a task's status and exit status ("" when unknown).
 func (s *Sim) taskOutcome(node, upid string) (string, string) {
 	if ns := s.st.Nodes[node]; ns != nil {
@@ -183,20 +193,13 @@ func listPools(c *call) (any, *apiError) {
 	}
 	typ := c.params["type"]
 	members := []map[string]any{}
-	// Perl sorts the vmids as strings.
-	var vmids []string
-	for id := range sp.VMs {
-		vmids = append(vmids, strconv.Itoa(id))
-	}
-	sort.Strings(vmids)
 	rows := map[int]map[string]any{}
 	for _, r := range vmResourceRows(c) {
 		if id, ok := r["vmid"].(int); ok {
 			rows[id] = r
 		}
 	}
-	for _, v := range vmids {
-		id, _ := strconv.Atoi(v)
+	for _, id := range sp.memberVMIDs() {
 		r := rows[id]
 		if r == nil || (typ != "" && typ != r["type"]) {
 			continue
@@ -209,12 +212,7 @@ func listPools(c *call) (any, *apiError) {
 	}
 	if typ == "" || typ == "storage" {
 		_, ids := s.parsedStorageCfg(c.listener)
-		var sids []string
-		for id := range sp.Storage {
-			sids = append(sids, id)
-		}
-		sort.Strings(sids)
-		for _, id := range sids {
+		for _, id := range slices.Sorted(maps.Keys(sp.Storage)) {
 			e := ids[id]
 			if e == nil {
 				continue
@@ -354,24 +352,13 @@ func deletePool(c *call) (any, *apiError) {
 			return nil, fail("pool '%s' is not empty (contains pool '%s')", pool, name)
 		}
 	}
-	var vmids []string
-	for id := range sp.VMs {
-		vmids = append(vmids, strconv.Itoa(id))
-	}
-	sort.Strings(vmids)
-	for _, v := range vmids {
-		id, _ := strconv.Atoi(v)
+	for _, id := range sp.memberVMIDs() {
 		if node, _ := c.s.guestNodeLocked(c.listener, id); node != "" {
 			return nil, fail("pool '%s' is not empty (contains VM %d)", pool, id)
 		}
 	}
 	_, ids := c.s.parsedStorageCfg(c.listener)
-	var sids []string
-	for id := range sp.Storage {
-		sids = append(sids, id)
-	}
-	sort.Strings(sids)
-	for _, id := range sids {
+	for _, id := range slices.Sorted(maps.Keys(sp.Storage)) {
 		if ids[id] != nil {
 			return nil, fail("pool '%s' is not empty (contains storage '%s')", pool, id)
 		}
