@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -63,20 +64,13 @@ func fileStorage(typ string) bool {
 func (s *Sim) volumePath(node string, e *storageEntry, name string) string {
 	switch {
 	case fileStorage(e.Type):
-		base := e.Opts["path"]
-		if base == "" {
-			base = "/mnt/pve/" + e.ID
-		}
-		return base + "/images/" + name
+		return cmp.Or(e.Opts["path"], "/mnt/pve/"+e.ID) + "/images/" + name
 	case e.Type == "lvm" || e.Type == "lvmthin":
 		return "/dev/" + e.Opts["vgname"] + "/" + name
 	case e.Type == "zfspool":
 		return "/dev/zvol/" + e.Opts["pool"] + "/" + name
 	case e.Type == "rbd":
-		pool := e.Opts["pool"]
-		if pool == "" {
-			pool = "rbd"
-		}
+		pool := cmp.Or(e.Opts["pool"], "rbd")
 		if e.Opts["krbd"] == "1" {
 			fsid := ""
 			if cs := s.st.Domains[s.st.Nodes[node].Domain].Ceph; cs != nil && e.Opts["monhost"] == "" {
@@ -91,16 +85,9 @@ func (s *Sim) volumePath(node string, e *storageEntry, name string) string {
 		// External clusters get their own ceph.conf (CephConfig.pm
 		// ceph_connect_option); the keyring is the one given at creation.
 		return "rbd:" + pool + "/" + name + ":conf=/etc/pve/priv/ceph/" + e.ID + ".conf:mon_host=" + strings.ReplaceAll(hosts, ":", `\:`) +
-			":auth_supported=cephx:id=" + orDefault(e.Opts["username"], "admin") + ":keyring=/etc/pve/priv/ceph/" + e.ID + ".keyring"
+			":auth_supported=cephx:id=" + cmp.Or(e.Opts["username"], "admin") + ":keyring=/etc/pve/priv/ceph/" + e.ID + ".keyring"
 	}
 	return ""
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 func volumeInfo(c *call) (any, *apiError) {
@@ -142,10 +129,6 @@ func volumeInfo(c *call) (any, *apiError) {
 		}
 		return nil, die("volume_size_info on '%s' failed - no format\n", volid)
 	}
-	format := v.Format
-	if format == "" {
-		format = "raw"
-	}
 	// lvs reports no usage; the simulator models no allocation elsewhere.
-	return map[string]any{"path": path, "size": v.Size, "used": 0, "format": format}, nil
+	return map[string]any{"path": path, "size": v.Size, "used": 0, "format": cmp.Or(v.Format, "raw")}, nil
 }
