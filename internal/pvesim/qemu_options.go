@@ -68,11 +68,8 @@ func checkIPv6Config(v string) string {
 // namedPS is an option whose format is a registered property-string
 // format: check_format parses it with the option name as path.
 func namedPS(name string, f psFormat, path string) param {
-	p := pFmt(name)
-	p.formatFn = func(v string) string {
-		_, msg := parsePropertyString(f, path, v)
-		return msg
-	}
+	p := psParam(f, path)
+	p.format = name
 	return p
 }
 
@@ -247,12 +244,7 @@ func addQemuOptions(rel pveRelease, sc schema) {
 			if !isDriveKey(k) {
 				continue
 			}
-			p := pStr()
-			p.formatFn = func(v string) string {
-				_, msg := parsePropertyString(driveFormatFor(rel, k), k, v)
-				return msg
-			}
-			sc[k] = p
+			sc[k] = psParam(driveFormatFor(rel, k), k) // built once, not per request
 		}
 		sc["agent"] = psParam(agentFormatFor(rel), "agent")
 		sc["machine"] = psParam(machineFormatFor(rel), "machine")
