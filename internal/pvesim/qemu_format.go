@@ -167,16 +167,6 @@ var machineFormat = psFormat{
 
 var memoryFormat = psFormat{"current": {typ: tInteger, defaultKey: true, min: f64(16)}}
 
-var cpuFormat = psFormat{
-	"cputype":         {typ: tString, optional: true, defaultKey: true},
-	"flags":           psOpt(tString),
-	"guest-phys-bits": psOpt(tInteger),
-	"hidden":          psOpt(tBoolean),
-	"hv-vendor-id":    psOpt(tString),
-	"phys-bits":       psOpt(tString),
-	"reported-model":  psOpt(tString),
-}
-
 var bootFormat = psFormat{
 	"legacy": {typ: tString, optional: true, defaultKey: true, pattern: regexp.MustCompile(`^[acdn]{1,4}$`)},
 	"order":  psOpt(tString),

@@ -179,8 +179,8 @@ func ideFormat() psFormat {
 }
 
 // addQemuOptions adds to sc the options json_config_properties has beyond
-// the ones qemuConfigSchema declares, and replaces cpu and smbios1 by
-// their full formats.
+// the ones qemuConfigSchema declares, cpu and smbios1 with their full
+// formats among them.
 func addQemuOptions(rel pveRelease, sc schema) {
 	f := qemuOptionFormats(rel)
 	num := func(lo int64) param { return param{typ: tNumber, optional: true, min: i64(lo)} }
