@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,10 +76,7 @@ func (cfg *netConfig) clone() *netConfig {
 	out := newNetConfig()
 	for n, i := range cfg.Ifaces {
 		c := *i
-		c.Families = append([]string(nil), i.Families...)
-		if i.Families == nil {
-			c.Families = nil
-		}
+		c.Families = slices.Clone(i.Families) // nil stays nil: derived, not set
 		if i.BridgeVlanAware != nil {
 			v := *i.BridgeVlanAware
 			c.BridgeVlanAware = &v
@@ -284,10 +282,11 @@ func (ns *nodeState) apiIface(d *netIface) map[string]any {
 // for a parent missing from the file).
 func (ns *nodeState) exists(d *netIface) (int, bool) {
 	parent := ""
+	alias := aliasRE.FindStringSubmatch(d.Name)
 	switch {
 	case d.Type == "bond" || d.Type == "bridge":
-	case aliasRE.MatchString(d.Name):
-		parent = aliasRE.FindStringSubmatch(d.Name)[1]
+	case alias != nil:
+		parent = alias[1]
 	case d.Type == "vlan":
 		if mm := vlanDotRE.FindStringSubmatch(d.Name); mm != nil {
 			parent = mm[1]
@@ -302,12 +301,11 @@ func (ns *nodeState) exists(d *netIface) (int, bool) {
 		}
 		return 0, false
 	}
-	cfg := ns.current()
-	if cfg.Ifaces[parent] == nil && !ns.isPhysical(parent) {
-		return 0, true
-	}
-	if ns.isPhysical(parent) {
+	switch {
+	case ns.isPhysical(parent):
 		return 1, true
+	case ns.current().Ifaces[parent] == nil:
+		return 0, true
 	}
 	return 0, false
 }
