@@ -19,18 +19,22 @@ func storageResourceRows(c *call) []map[string]any {
 	order, ids := s.parsedStorageCfg(c.listener)
 	cc := s.clusterOf(c.listener)
 	domain := s.st.Nodes[c.listener].Domain
+	nodes := s.visibleNodeNames(c.listener)
+	// Each node's storage_info once, not once per storage.
+	infos := map[string]map[string]map[string]any{}
+	for _, node := range nodes {
+		if ns := s.st.Nodes[node]; ns != nil && (cc == nil || s.memberOnline(domain, node)) {
+			infos[node] = s.storageInfo(node, "")
+		}
+	}
 	var out []map[string]any
 	for _, id := range order {
 		e := ids[id]
-		for _, node := range s.visibleNodeNames(c.listener) {
+		for _, node := range nodes {
 			if e.checkUsable(node) != nil {
 				continue
 			}
-			var info map[string]any
-			if ns := s.st.Nodes[node]; ns != nil && (cc == nil || s.memberOnline(domain, node)) {
-				info = s.storageInfo(node, "")[id]
-			}
-			out = append(out, storageStatsRow(id, e, node, info))
+			out = append(out, storageStatsRow(id, e, node, infos[node][id]))
 		}
 	}
 	return out
