@@ -259,6 +259,21 @@ func registerQemu(t *routeTable) {
 }
 
 // vm is the VM of the call's node, or load_config's error.
+// rootOnlyOptions is qemu-server's raise_param_exc({ k => "Only root may
+// use this option." }) if $param->{k} && $authuser ne 'root@pam', for each
+// k in the API's order (Perl truth: "" and "0" are false).
+func (c *call) rootOnlyOptions(keys ...string) *apiError {
+	if c.user == "root@pam" {
+		return nil
+	}
+	for _, k := range keys {
+		if v := c.params[k]; v != "" && v != "0" {
+			return paramErr1(k, "Only root may use this option.")
+		}
+	}
+	return nil
+}
+
 func (c *call) vm() (*qemuVM, *apiError) {
 	vmid, _ := strconv.Atoi(c.params["vmid"])
 	node := c.params["node"]
@@ -445,8 +460,8 @@ func newUUID() string {
 func destroyVM(c *call) (any, *apiError) {
 	s := c.s
 	node := c.params["node"]
-	if c.params["skiplock"] == "1" && c.user != "root@pam" {
-		return nil, paramErr1("skiplock", "Only root may use this option.")
+	if perr := c.rootOnlyOptions("skiplock"); perr != nil {
+		return nil, perr
 	}
 	purge := c.params["purge"] == "1"
 	unreferenced := c.params["destroy-unreferenced-disks"] == "1"

@@ -151,8 +151,8 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 	u.digest = c.params["digest"]
 	u.force = c.params["force"] == "1"
 	u.skiplock = c.params["skiplock"] == "1"
-	if u.skiplock && c.user != "root@pam" {
-		return nil, paramErr1("skiplock", "Only root may use this option.")
+	if perr := c.rootOnlyOptions("skiplock"); perr != nil {
+		return nil, perr
 	}
 	if perr := checkSSHKeys(u.params); perr != nil {
 		return nil, perr

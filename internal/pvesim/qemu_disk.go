@@ -174,8 +174,8 @@ func unlinkVM(c *call) (any, *apiError) {
 func resizeVM(c *call) (any, *apiError) {
 	s := c.s
 	node := c.params["node"]
-	if c.params["skiplock"] == "1" && c.user != "root@pam" {
-		return nil, paramErr1("skiplock", "Only root may use this option.")
+	if perr := c.rootOnlyOptions("skiplock"); perr != nil {
+		return nil, perr
 	}
 	vm, err := c.vm()
 	if err != nil {

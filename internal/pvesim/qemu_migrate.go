@@ -19,10 +19,8 @@ func migrateVM(c *call) (any, *apiError) {
 		s.st.Nodes[target].Domain != s.st.Nodes[node].Domain {
 		return nil, die("no such cluster node '%s'", target)
 	}
-	for _, k := range []string{"force", "migration_type", "migration_network"} {
-		if c.params[k] != "" && c.user != "root@pam" {
-			return nil, paramErr1(k, "Only root may use this option.")
-		}
+	if perr := c.rootOnlyOptions("force", "migration_type", "migration_network"); perr != nil {
+		return nil, perr
 	}
 	vm, err := c.vm()
 	if err != nil {

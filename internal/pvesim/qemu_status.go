@@ -90,8 +90,8 @@ func (s *Sim) haRequestTask(c *call, typ string, vm *qemuVM, request, line strin
 func startVM(c *call) (any, *apiError) {
 	s := c.s
 	node := c.params["node"]
-	if c.params["skiplock"] == "1" && c.user != "root@pam" {
-		return nil, paramErr1("skiplock", "Only root may use this option.")
+	if perr := c.rootOnlyOptions("skiplock"); perr != nil {
+		return nil, perr
 	}
 	vm, err := c.vm()
 	if err != nil {
@@ -130,14 +130,8 @@ func startVM(c *call) (any, *apiError) {
 func stopVM(c *call, typ string) (any, *apiError) {
 	s := c.s
 	node := c.params["node"]
-	if c.params["skiplock"] == "1" && c.user != "root@pam" {
-		return nil, paramErr1("skiplock", "Only root may use this option.")
-	}
-	if c.params["keepActive"] == "1" && c.user != "root@pam" {
-		return nil, paramErr1("keepActive", "Only root may use this option.")
-	}
-	if c.params["migratedfrom"] != "" && c.user != "root@pam" {
-		return nil, paramErr1("migratedfrom", "Only root may use this option.")
+	if perr := c.rootOnlyOptions("skiplock", "keepActive", "migratedfrom"); perr != nil {
+		return nil, perr
 	}
 	vm, err := c.vm()
 	if err != nil {
