@@ -3,7 +3,6 @@ package pvesim
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -39,47 +38,35 @@ type schemaMethod struct {
 
 func loadOfficialSchema(t *testing.T, file string) map[string]map[string]schemaMethod {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, "..", "shared", "pve-api", file)
-		if _, err := os.Stat(p); err == nil {
-			raw, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc struct {
-				Paths map[string]map[string]json.RawMessage `json:"paths"`
-			}
-			if err := json.Unmarshal(raw, &doc); err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			out := map[string]map[string]schemaMethod{}
-			for path, methods := range doc.Paths {
-				out[path] = map[string]schemaMethod{}
-				for verb, body := range methods {
-					if verb == "_children" {
-						continue
-					}
-					var m schemaMethod
-					if err := json.Unmarshal(body, &m); err != nil {
-						t.Fatalf("%s %s %s: %v", p, verb, path, err)
-					}
-					out[path][verb] = m
-				}
-			}
-			return out
-		}
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
+	p := findShared(t, file)
+	if p == "" {
+		t.Skipf("official schema ../shared/pve-api/%s not found beside the repository; skipping the conformance check", file)
 	}
-	t.Skipf("official schema ../shared/pve-api/%s not found beside the repository; skipping the conformance check", file)
-	return nil
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	out := map[string]map[string]schemaMethod{}
+	for path, methods := range doc.Paths {
+		out[path] = map[string]schemaMethod{}
+		for verb, body := range methods {
+			if verb == "_children" {
+				continue
+			}
+			var m schemaMethod
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatalf("%s %s %s: %v", p, verb, path, err)
+			}
+			out[path][verb] = m
+		}
+	}
+	return out
 }
 
 // looseNumber is a schema bound, which apidata writes as a number or, in a
