@@ -253,8 +253,8 @@ func TestQemuPropertyFormatsMatchOfficial(t *testing.T) {
 				if o["alias"] != nil {
 					continue
 				}
-				if typ, _ := o["type"].(string); typ != schemaTypes[k.typ] {
-					t.Errorf("%s: type %s, PVE %s", where, schemaTypes[k.typ], typ)
+				if typ, _ := o["type"].(string); typ != typeNames[k.typ] {
+					t.Errorf("%s: type %s, PVE %s", where, typeNames[k.typ], typ)
 				}
 				if (o["optional"] == float64(1)) != k.optional {
 					t.Errorf("%s: optional %v, PVE %v", where, k.optional, o["optional"])

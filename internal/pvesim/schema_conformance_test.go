@@ -88,8 +88,6 @@ func (n *looseNumber) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-var schemaTypes = map[ptype]string{tString: "string", tInteger: "integer", tBoolean: "boolean", tNumber: "number"}
-
 type testingT interface {
 	Helper()
 	Errorf(format string, args ...any)
@@ -155,8 +153,8 @@ func compareParam(t testingT, where string, sim param, pve schemaParam, exists b
 		t.Errorf("%s: the simulator accepts a parameter PVE does not have", where)
 		return
 	}
-	if schemaTypes[sim.typ] != pve.Type {
-		t.Errorf("%s: type %s, PVE %s", where, schemaTypes[sim.typ], pve.Type)
+	if typeNames[sim.typ] != pve.Type {
+		t.Errorf("%s: type %s, PVE %s", where, typeNames[sim.typ], pve.Type)
 	}
 	if sim.optional != (pve.Optional == 1) {
 		t.Errorf("%s: optional=%v, PVE optional=%v", where, sim.optional, pve.Optional == 1)

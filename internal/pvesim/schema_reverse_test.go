@@ -186,7 +186,7 @@ func invalidValues(t *testing.T, name string, p apiParam, missingFormat map[stri
 // simParamAsAPI describes pvesim's own declaration the way apidata does,
 // for methods the official schema lacks.
 func simParamAsAPI(p param) apiParam {
-	a := apiParam{Type: schemaTypes[p.typ], Optional: looseBool(p.optional), Enum: p.enum, Requires: p.requires}
+	a := apiParam{Type: typeNames[p.typ], Optional: looseBool(p.optional), Enum: p.enum, Requires: p.requires}
 	if p.min != nil {
 		n := looseNumber(*p.min)
 		a.Minimum = &n
