@@ -52,6 +52,10 @@ type Options struct {
 	// PVE waits 10 s (qmcreate's worker 1 s, create's first lock 5 s, scaled
 	// alike). Default 10 s; tests shorten it to make writers collide.
 	QemuLockTimeout time.Duration
+	// Lab is the lab's hardware and starting state (lab_model.go). nil =
+	// the test default: the reference lab's nodes without management
+	// addresses (always reachable), no vmbr0, Ceph installed.
+	Lab *Lab
 }
 
 // NodeInfo describes one node's listener and credentials.
