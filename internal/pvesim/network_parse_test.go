@@ -22,14 +22,14 @@ func TestInterfacesRenderParseRoundTrip(t *testing.T) {
 			"bcm5720p1": {Type: "eth", Autostart: true, MTU: 9000},
 			"bond0": {Type: "bond", Autostart: true, Slaves: "bcm5720p0 bcm5720p1", BondMode: "active-backup",
 				BondPrimary: "bcm5720p0", MTU: 9000, Comments: "uplinks\nsecond line\n"},
-			"vmbr1": {Type: "bridge", Autostart: true, BridgePorts: "bond0", BridgeVlanAware: &one, BridgeVids: &vids, MTU: 9000},
+			"vmbr1":    {Type: "bridge", Autostart: true, BridgePorts: "bond0", BridgeVlanAware: &one, BridgeVids: &vids, MTU: 9000},
 			"vmbr1.60": {Type: "vlan", Autostart: true, Address: "169.254.60.10", Netmask: "24", MTU: 1500},
-			"storage": {Type: "vlan", Autostart: true, VlanRawDevice: "vmbr1", VlanID: 50, Address: "169.254.50.10", Netmask: "24"},
+			"storage":  {Type: "vlan", Autostart: true, VlanRawDevice: "vmbr1", VlanID: 50, Address: "169.254.50.10", Netmask: "24"},
 			"vmbr0": {Type: "bridge", Autostart: true, BridgePorts: "i219", Address: "172.27.2.10", Netmask: "24",
 				Gateway: "172.27.2.254", Address6: "fd00::10", Netmask6: "64", Gateway6: "fd00::1", Comments6: "v6 too\n"},
 			"i219":     {Type: "eth"},
 			"cx354ap1": {Type: "eth", Method: "dhcp"},
-			"bond1": {Type: "bond", Slaves: "", BondMode: "802.3ad", BondXmitHashPolicy: "layer3+4"},
+			"bond1":    {Type: "bond", Slaves: "", BondMode: "802.3ad", BondXmitHashPolicy: "layer3+4"},
 		}, Options: []string{"source /etc/network/interfaces.d/*"}},
 	}
 	for name, cfg := range configs {
