@@ -596,3 +596,31 @@ func TestCp(t *testing.T) {
 		}
 	}
 }
+
+// A peer proxies to a cut-off node's management address: on the subnet it
+// needs no gateway, but a node without its address or link is gone.
+func TestReachProxyThroughPeer(t *testing.T) {
+	s, info := startSim(t, Options{ClusterName: "lab"})
+	freshInstallForTest(t, s, "z2g4b")
+	c := newClient(t, info, info.Nodes[0].Endpoint)
+	c.ok("GET", "/nodes/z2g4b/status", nil)
+
+	// A wrong gateway cuts clients behind the router off, not the peers.
+	s.mu.Lock()
+	ns := s.st.Nodes["z2g4b"]
+	ns.Applied.Ifaces["vmbr0"].Gateway = "172.27.2.1"
+	s.reloadNetworkLocked(ns)
+	s.mu.Unlock()
+	if ok, _ := s.Reachable("z2g4b"); ok {
+		t.Fatal("z2g4b answers with a wrong gateway")
+	}
+	c.ok("GET", "/nodes/z2g4b/status", nil)
+
+	if err := s.SetNICLink("z2g4b", "bcm5720p0", false); err != nil {
+		t.Fatal(err)
+	}
+	r := c.do("GET", "/nodes/z2g4b/status", nil)
+	if r.status != 595 || r.reason != "Connection timed out" {
+		t.Errorf("proxied to a node without link: %d %q", r.status, r.reason)
+	}
+}
