@@ -624,3 +624,35 @@ func TestReachProxyThroughPeer(t *testing.T) {
 		t.Errorf("proxied to a node without link: %d %q", r.status, r.reason)
 	}
 }
+
+func TestSystemdRunTimersEndWithTheNodeAndTheSimulator(t *testing.T) {
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := s.Info()
+	root := sshAs(t, info, "z2g4a", "root")
+	if _, errs, code := root.run("install -m 0755 /dev/stdin /root/job.sh", []byte("#!/bin/sh\ninstall -m 0644 /etc/hostname /root/ran\n")); code != 0 {
+		t.Fatal(errs)
+	}
+	// A reboot forgets transient units.
+	root.ok("systemd-run --unit=job --on-active=1s /root/job.sh")
+	s.RebootNode("z2g4a")
+	if err := s.WaitTimersIdle("z2g4a", time.Second); err != nil {
+		t.Errorf("after a reboot: %v", err)
+	}
+	root = sshAs(t, info, "z2g4a", "root")
+	if out := root.ok("systemctl show -p LoadState job.timer"); out != "LoadState=not-found\n" {
+		t.Errorf("timer after a reboot: %q", out)
+	}
+	// Close cancels an armed timer instead of waiting for it.
+	root.ok("systemd-run --unit=job --on-active=1s /root/job.sh")
+	start := time.Now()
+	_ = s.Close()
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("Close took %s: it waited for the timer", d)
+	}
+	if _, ok := s.NodeFile("z2g4a", "/root/ran"); ok {
+		t.Error("a timer ran")
+	}
+}
