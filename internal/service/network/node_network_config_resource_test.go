@@ -13,6 +13,7 @@ import (
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
+	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
 // installerVmbr0 gives a node the PVE installer's network: vmbr0 over the
@@ -302,6 +303,50 @@ resource "pve_node_network_config" "test" {
 		step(`
     vmbr1 = { type = "bridge", slaves = ["x1"] }`,
 			`(?s)Attribute\s+not\s+valid\s+for\s+this\s+interface\s+type.*interfaces\["vmbr1"\]\.slaves`),
+	}})
+}
+
+// PVE refusing one step mid-pass reverts what this apply staged (and only
+// that: it starts only with nothing staged) and never reloads: the node
+// keeps the installer's vmbr0.
+func TestAccNodeNetworkConfig_refusedStepRevertsOwnStaging(t *testing.T) {
+	t.Parallel()
+	e := acctest.New(t)
+	if e.Sim == nil {
+		t.Skip("needs the simulator's fault injection")
+	}
+	node := e.Node(t, 0)
+	var mark int
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
+		PreConfig: func() {
+			installerVmbr0(t, e, node)
+			mark = len(e.Sim.Requests())
+			// vmbr0's delete is staged by then; the first create is refused.
+			e.Sim.InjectFault(pvesim.Fault{Method: "POST", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultError,
+				Status: 400, Message: "parameter verification failed", Count: 1})
+		},
+		Config:      e.Config(referenceLabConfig(node, 10, "")),
+		ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*staging step "create bond0".*was refused`),
+	}}, CheckDestroy: func(*terraform.State) error {
+		list, err := e.Client.ListNetwork(context.Background(), node)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(list.Changes) != "" {
+			return fmt.Errorf("the refused apply left staged changes:\n%s", list.Changes)
+		}
+		if err := checkOnNode(e, node, "vmbr0", func(in *pve.NetworkInterface) error {
+			if in.Gateway != "172.27.2.254" {
+				return fmt.Errorf("vmbr0 changed: %+v", *in)
+			}
+			return nil
+		})(nil); err != nil {
+			return err
+		}
+		if n := countReloads(e, node, mark); n != 0 {
+			return fmt.Errorf("a refused staging step still reloaded node %s %d times", node, n)
+		}
+		return nil
 	}})
 }
 
