@@ -298,6 +298,14 @@ resource "pve_node_network_config" "test" {
     enp99s0 = { type = "eth", mtu = 9000 }`,
 			`(?s)No\s+such\s+physical\s+NIC.*interfaces\["enp99s0"\]\.type.*its\s+NICs\s+are`),
 		step(`
+    bridge0      = { type = "bridge", mtu = 1500 }
+    "bridge0.50" = { type = "vlan", mtu = 9000 }`,
+			`(?s)MTU\s+lower\s+than\s+the\s+interface\s+on\s+top.*interfaces\["bridge0\.50"\]\.mtu.*bridge0\s+has\s+MTU\s+1500`),
+		step(fmt.Sprintf(`
+    %[1]s = { type = "eth", mtu = 9000 }
+    bond1 = { type = "bond", slaves = [%[1]q], mtu = 1500 }`, nics[0]),
+			`(?s)MTU\s+lower.*interfaces\["`+nics[0]+`"\]\.mtu.*bond1\s+has\s+MTU\s+1500`),
+		step(`
     bond1 = { type = "bond" }`,
 			`(?s)Missing\s+bond\s+slaves.*interfaces\["bond1"\]\.slaves`),
 		step(`

@@ -162,6 +162,8 @@ func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, dia
 		}
 	}
 
+	checkMTUs(ctx, ifaces, diags)
+
 	for _, n := range names {
 		s := ifaces[n]
 		if s.Type.ValueString() == typeBond && known(s.BondMode) && slices.Contains(ovsBondModes, s.BondMode.ValueString()) {
@@ -180,6 +182,58 @@ func addAttrError(diags *diag.Diagnostics, p path.Path, summary, detail string) 
 		detail = p.String() + ": " + detail
 	}
 	diags.AddAttributeError(p, summary, detail)
+}
+
+// checkMTUs applies PVE's writer rule ($check_mtu in INotify.pm) to the
+// final set: a bond's MTU is at least each slave's, a bridge port's and a
+// VLAN parent's at least the bridge's or VLAN's. An unset MTU is 1500,
+// except on a bond, which takes its slaves'; a NIC left out of interfaces
+// ends with none.
+func checkMTUs(ctx context.Context, ifaces map[string]ifaceSettings, diags *diag.Diagnostics) {
+	mtuOf := func(name string, child int64) (int64, bool) {
+		s, listed := ifaces[name]
+		switch {
+		case !listed:
+			return 1500, true
+		case s.MTU.IsUnknown() || s.Type.IsUnknown():
+			return 0, false
+		case !s.MTU.IsNull():
+			return s.MTU.ValueInt64(), true
+		case s.Type.ValueString() == typeBond:
+			return child, true
+		}
+		return 1500, true
+	}
+	check := func(parent, child string, at path.Path, fix string) {
+		c, ok := ifaces[child]
+		if !ok || !known(c.MTU) {
+			return
+		}
+		pm, ok := mtuOf(parent, c.MTU.ValueInt64())
+		if ok && pm < c.MTU.ValueInt64() {
+			addAttrError(diags, at, "MTU lower than the interface on top",
+				fmt.Sprintf("%s has MTU %d (1500 when unset), lower than %s's %d; PVE refuses that. %s", parent, pm, child, c.MTU.ValueInt64(), fix))
+		}
+	}
+	for _, n := range sortedKeys(ifaces) {
+		s := ifaces[n]
+		switch s.Type.ValueString() {
+		case typeBond:
+			for _, sl := range listItems(ctx, s.Slaves) {
+				if _, listed := ifaces[sl]; listed && known(s.MTU) {
+					check(n, sl, ifacePath(sl).AtName("mtu"), fmt.Sprintf("Set %s's mtu to at least %s's, or leave the bond's unset.", n, sl))
+				}
+			}
+		case typeBridge:
+			for _, port := range listItems(ctx, s.BridgePorts) {
+				check(port, n, ifacePath(n).AtName("mtu"), fmt.Sprintf("Give %s an mtu at least as large, or lower the bridge's.", port))
+			}
+		case typeVLAN:
+			if p := vlanParent(n, s.VLANRawDevice.ValueString()); p != "" {
+				check(p, n, ifacePath(n).AtName("mtu"), fmt.Sprintf("Give %s an mtu at least as large, or lower the VLAN's.", p))
+			}
+		}
+	}
 }
 
 func hasAddress(s *ifaceSettings) bool { return !s.CIDR.IsNull() || !s.CIDR6.IsNull() }
