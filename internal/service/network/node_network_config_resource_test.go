@@ -266,6 +266,18 @@ resource "pve_node_network_config" "test" {
 		return resource.TestStep{Config: cfg(body), PlanOnly: true, ExpectError: regexp.MustCompile(want)}
 	}
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{
+			// A value unknown at plan time skips the checks that need it.
+			Config: e.Config(`
+resource "terraform_data" "gw" {
+  input = "10.2.0.254"
+}
+`) + strings.TrimPrefix(cfg(`
+    vmbr1 = { type = "bridge", cidr = "10.1.0.1/24", gateway = "10.1.0.254" }
+    vmbr2 = { type = "bridge", cidr = "10.2.0.1/24", gateway = terraform_data.gw.output }`), e.ProviderConfig()),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
 		step(`
     vmbr1 = { type = "bridge", cidr = "10.1.0.1/24", gateway = "10.1.0.254" }
     vmbr2 = { type = "bridge", cidr = "10.2.0.1/24", gateway = "10.2.0.254" }`,
