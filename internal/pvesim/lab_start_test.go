@@ -309,3 +309,28 @@ func TestNoLabKeepsTestDefault(t *testing.T) {
 		t.Error("Ceph not installed without a lab")
 	}
 }
+
+// ethtool reports the lab's NIC speeds and carriers.
+func TestLabEthtoolSpeedAndLink(t *testing.T) {
+	lab := testLab()
+	lab.Nodes[0].NICs[0].SpeedMbps = 25000
+	_, info := startSim(t, Options{Lab: lab})
+	tg := sshAs(t, info, "n1", "root")
+	if out := tg.ok("ethtool eno1"); out != "Settings for eno1:\n\tSpeed: 25000Mb/s\n\tDuplex: Full\n\tAuto-negotiation: on\n\tPort: Direct Attach Copper\n\tLink detected: yes\n" {
+		t.Errorf("eno1:\n%s", out)
+	}
+	if out := tg.ok("ethtool eno2"); !strings.Contains(out, "\tSpeed: Unknown!\n") || !strings.HasSuffix(out, "\tLink detected: no\n") {
+		t.Errorf("eno2 without carrier:\n%s", out)
+	}
+	if out := tg.ok("ethtool vmbr0"); out != "Settings for vmbr0:\n\tLink detected: yes\n" {
+		t.Errorf("vmbr0:\n%s", out)
+	}
+	if _, errs, code := tg.run("ethtool eno9", nil); code != 1 || !strings.Contains(errs, "No such device") {
+		t.Errorf("eno9: %d %q", code, errs)
+	}
+	// Without a lab: the reference NICs at their nominal speed.
+	_, info = startSim(t, Options{})
+	if out := sshAs(t, info, "z2g4a", "root").ok("ethtool cx354ap1"); !strings.Contains(out, "\tSpeed: 40000Mb/s\n") {
+		t.Errorf("cx354ap1:\n%s", out)
+	}
+}
