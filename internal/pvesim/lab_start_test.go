@@ -160,12 +160,13 @@ func TestLabDisklessNodeDisks(t *testing.T) {
 	}
 }
 
-// SAS 15K HDDs are hdd with their rpm.
+// SAS 15K HDDs are hdd with their rpm and no wear level.
 func TestLabConsumerDiskTypes(t *testing.T) {
 	_, info := startSim(t, Options{Lab: shippedLab(t, "consumer"), NoSSH: true})
 	c := standaloneClient(t, info, 2)
 	for _, e := range c.ok("GET", "/nodes/cons3/disks/list", vals("type", "unused")).data().([]any) {
-		if d := e.(map[string]any); d["type"] != "hdd" || d["rpm"] != 15000.0 || d["vendor"] != "SEAGATE" {
+		// No wear level on a spinning disk (Diskmanage: only ssd-like ones).
+		if d := e.(map[string]any); d["type"] != "hdd" || d["rpm"] != 15000.0 || d["vendor"] != "SEAGATE" || d["wearout"] != "N/A" {
 			t.Errorf("cons3 disk %v", d)
 		}
 	}
