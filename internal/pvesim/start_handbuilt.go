@@ -204,8 +204,10 @@ func (s *Sim) applyHandBuilt(lab *Lab) error {
 }
 
 // hbCluster is "created on one node, joined by the other two" plus the
-// datacenter options. A cluster already there (the cluster starting
-// state) is kept as it is.
+// datacenter options. Nodes already clustered with the first (the cluster
+// starting state) are kept, their corosync links moved to the log's
+// networks as a user does it: by editing corosync.conf, which PVE's API
+// cannot change.
 func (s *Sim) hbCluster(plan []hbNode, name string) error {
 	first := plan[0]
 	s.mu.Lock()
@@ -217,17 +219,23 @@ func (s *Sim) hbCluster(plan []hbNode, name string) error {
 		}); err != nil {
 			return err
 		}
-		for _, n := range plan[1:] {
-			s.mu.Lock()
-			mns := s.st.Nodes[first.name]
-			fp, pw := certFingerprint(mns.CertPEM), s.st.Domains[mns.Domain].RootPassword
-			s.mu.Unlock()
-			if _, err := s.hbCall(n.name, "POST", "/cluster/config/join", map[string]string{
-				"hostname": first.mgmtAddr(), "fingerprint": fp, "password": pw,
-				"link0": n.corosyncAddr(), "link1": n.storageAddr(),
-			}); err != nil {
-				return err
-			}
+	} else if err := s.hbRelink(plan); err != nil {
+		return err
+	}
+	for _, n := range plan[1:] {
+		s.mu.Lock()
+		mns := s.st.Nodes[first.name]
+		member := s.st.Nodes[n.name].Domain == mns.Domain
+		fp, pw := certFingerprint(mns.CertPEM), s.st.Domains[mns.Domain].RootPassword
+		s.mu.Unlock()
+		if member {
+			continue
+		}
+		if _, err := s.hbCall(n.name, "POST", "/cluster/config/join", map[string]string{
+			"hostname": first.mgmtAddr(), "fingerprint": fp, "password": pw,
+			"link0": n.corosyncAddr(), "link1": n.storageAddr(),
+		}); err != nil {
+			return err
 		}
 	}
 	_, err := s.hbCall(first.name, "PUT", "/cluster/options", map[string]string{
@@ -235,6 +243,26 @@ func (s *Sim) hbCluster(plan []hbNode, name string) error {
 		"ha":        "shutdown_policy=migrate",
 	})
 	return err
+}
+
+// hbRelink rewrites an existing cluster's links to link0 on the corosync
+// VLAN and link1 on the storage network, one config_version bump as one
+// edit of corosync.conf.
+func (s *Sim) hbRelink(plan []hbNode) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cc := s.clusterOf(plan[0].name)
+	cc.Links = map[int]int64{0: 0, 1: 0}
+	for _, n := range plan {
+		cn := cc.Nodes[n.name]
+		if cn == nil {
+			continue // joins below, with the log's links
+		}
+		cn.Rings = map[int]string{0: n.corosyncAddr(), 1: n.storageAddr()}
+	}
+	cc.ConfigVersion++
+	s.saveLocked()
+	return nil
 }
 
 // hbCeph is the Ceph part of the log, as the GUI and the shell did it.
@@ -336,6 +364,9 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 	}
 	if _, err := s.hbCall(n1, "POST", vm+"/config", map[string]string{
 		"scsi0": hbCephPool + ":32,cache=writeback,discard=on,iothread=1,ssd=1",
+		// The detach took scsi0 out of the boot order; the GUI's Boot
+		// Order dialog put the new disk back.
+		"boot": "order=scsi0",
 	}); err != nil {
 		return err
 	}

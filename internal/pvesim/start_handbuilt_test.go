@@ -37,11 +37,15 @@ func referenceLabForTest() *Lab {
 // itself, the installer's vmbr0 is made here through the network API.
 func startHandBuiltForTest(t *testing.T, lab *Lab) (*Sim, Info) {
 	t.Helper()
-	var names []string
+	return startHandBuiltFrom(t, lab, Options{CephNotInstalled: true})
+}
+
+func startHandBuiltFrom(t *testing.T, lab *Lab, opts Options) (*Sim, Info) {
+	t.Helper()
 	for _, n := range lab.Nodes {
-		names = append(names, n.Name)
+		opts.Nodes = append(opts.Nodes, n.Name)
 	}
-	s, _ := startSim(t, Options{Nodes: names, CephNotInstalled: true})
+	s, _ := startSim(t, opts)
 	for _, n := range lab.Nodes {
 		base := "/nodes/" + n.Name + "/network"
 		if _, err := s.hbCall(n.Name, "POST", base, map[string]string{
@@ -274,7 +278,7 @@ func TestHandBuiltGuests(t *testing.T) {
 		"agent": "1", "bios": "ovmf", "cores": float64(4), "cpu": "host", "memory": "8192", "numa": float64(0),
 		"ostype": "l26", "sockets": float64(1), "scsihw": "virtio-scsi-single",
 		"scsi0":   "ceph:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=32G,ssd=1",
-		"unused0": "ceph:vm-100-disk-0",
+		"unused0": "ceph:vm-100-disk-0", "boot": "order=scsi0",
 	}
 	for k, v := range want {
 		if cfg[k] != v {
@@ -331,5 +335,26 @@ func TestHandBuiltPlanDerivesNICs(t *testing.T) {
 	}
 	if p := plan[0]; p.storageNIC != "ens1f0" || p.bond != [2]string{"eno1", "eno2"} {
 		t.Errorf("storage %s bond %v, want ens1f0 and eno1+eno2", p.storageNIC, p.bond)
+	}
+}
+
+// From the cluster starting state the cluster is kept and its links are
+// moved to the log's networks.
+func TestHandBuiltFromClusterState(t *testing.T) {
+	_, info := startHandBuiltFrom(t, referenceLabForTest(), Options{ClusterName: "lab", CephNotInstalled: true})
+	c := newClient(t, info, "")
+	cfg := c.ok("GET", "/cluster/config/totem", nil).data().(map[string]any)
+	if cfg["cluster_name"] != "lab" || fmt.Sprint(cfg["interface"]) != "map[0:map[linknumber:0] 1:map[linknumber:1]]" {
+		t.Errorf("totem %v, want cluster lab with links 0 and 1", cfg)
+	}
+	for _, e := range c.ok("GET", "/cluster/config/nodes", nil).data().([]any) {
+		m := e.(map[string]any)
+		if !strings.HasPrefix(m["ring0_addr"].(string), "169.254.60.") || !strings.HasPrefix(m["ring1_addr"].(string), "169.254.50.") {
+			t.Errorf("corosync node %v: want ring0 on 169.254.60.0/24, ring1 on 169.254.50.0/24", m)
+		}
+	}
+	st := c.ok("GET", "/nodes/z2g4a/ceph/status", nil).data().(map[string]any)
+	if h := st["health"].(map[string]any); h["status"] != "HEALTH_OK" {
+		t.Errorf("health %v, want HEALTH_OK", h)
 	}
 }
