@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,8 +48,9 @@ import (
 // rules (hbPlan): the storage NIC is cx354ap1 when the node has it, else
 // its fastest NIC besides the management NIC; bond0 takes the first two
 // other NICs in the lab's order; OSDs go on every disk with
-// power_loss_protection that is not the boot disk. A lab that cannot be
-// built so is an error naming what is missing.
+// power_loss_protection that is not the boot disk (a node without one
+// gets none, but three nodes need them for the pool). A lab that cannot
+// be built so is an error naming what is missing.
 
 // Network facts of the build log.
 const (
@@ -124,10 +126,20 @@ func hbPlan(lab *Lab) ([]hbNode, error) {
 				n.osdDisks = append(n.osdDisks, d.Device)
 			}
 		}
-		if len(n.osdDisks) == 0 {
-			return nil, fmt.Errorf("%s: the hand-built state puts the OSDs on the disks with power_loss_protection that are not the boot disk, and the node has none", where)
-		}
 		out = append(out, n)
+	}
+	var hosts, without []string
+	for _, n := range out {
+		if len(n.osdDisks) > 0 {
+			hosts = append(hosts, n.name)
+		} else {
+			without = append(without, n.name)
+		}
+	}
+	if len(hosts) < 3 {
+		return nil, fmt.Errorf("lab %q: the hand-built state puts the OSDs on the disks with power_loss_protection that are not the boot disk, "+
+			"and pool %s (size 3 over hosts) needs three nodes with such disks; the lab has %d (none on %s)",
+			lab.Name, hbCephPool, len(hosts), strings.Join(without, ", "))
 	}
 	return out, nil
 }

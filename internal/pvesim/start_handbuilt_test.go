@@ -303,7 +303,7 @@ func TestHandBuiltRefusesLabsItCannotBuild(t *testing.T) {
 		want string
 	}{
 		{"two nodes", func(l *Lab) { l.Nodes = l.Nodes[:2] }, "needs at least 3 nodes"},
-		{"no data disks", func(l *Lab) { l.Nodes[1].Disks = l.Nodes[1].Disks[:1] }, `node z2g4b: the hand-built state puts the OSDs on the disks with power_loss_protection`},
+		{"two OSD hosts", func(l *Lab) { l.Nodes[1].Disks = l.Nodes[1].Disks[:1] }, "needs three nodes with such disks; the lab has 2 (none on z2g4b)"},
 		{"one NIC besides storage", func(l *Lab) { l.Nodes[0].NICs = l.Nodes[0].NICs[2:] }, "needs two NICs for bond0 besides the storage NIC cx354ap1, the node has 1"},
 		{"no gateway", func(l *Lab) { l.Nodes[2].Management.Gateway = "" }, "node z2g4c: the hand-built state needs a management gateway"},
 		{"same host part", func(l *Lab) { l.Nodes[1].Management.CIDR = "10.0.0.10/24" }, "ends in 10 like node z2g4a's"},
@@ -356,5 +356,30 @@ func TestHandBuiltFromClusterState(t *testing.T) {
 	st := c.ok("GET", "/nodes/z2g4a/ceph/status", nil).data().(map[string]any)
 	if h := st["health"].(map[string]any); h["status"] != "HEALTH_OK" {
 		t.Errorf("health %v, want HEALTH_OK", h)
+	}
+}
+
+// A node without power-loss-protected data disks (diskless) joins the
+// cluster and gets a monitor, but no OSDs.
+func TestHandBuiltDisklessNode(t *testing.T) {
+	lab := referenceLabForTest()
+	d := lab.Nodes[0]
+	d.Name, d.Management.CIDR = "z2g4d", "172.27.2.13/24"
+	d.Disks = d.Disks[:1]
+	lab.Nodes = append(lab.Nodes, d)
+	_, info := startHandBuiltForTest(t, lab)
+	c := newClient(t, info, "")
+	st := c.ok("GET", "/nodes/z2g4d/ceph/status", nil).data().(map[string]any)
+	if h := st["health"].(map[string]any); h["status"] != "HEALTH_OK" {
+		t.Errorf("health %v, want HEALTH_OK", h)
+	}
+	if osdmap := st["osdmap"].(map[string]any); osdmap["num_osds"] != float64(6) {
+		t.Errorf("osdmap %v, want the 6 OSDs of the three nodes with disks", osdmap)
+	}
+	if q := st["quorum_names"].([]any); len(q) != 4 {
+		t.Errorf("quorum %v, want four monitors", q)
+	}
+	if m := findIface(c.ok("GET", "/nodes/z2g4d/network", nil).data(), "bridge0.60"); m == nil || m["cidr"] != "169.254.60.13/24" {
+		t.Errorf("z2g4d bridge0.60 = %v", m)
 	}
 }
