@@ -332,6 +332,15 @@ func (s *Sim) hbCeph(plan []hbNode) error {
 			return err
 		}
 	}
+	// The test history (ceph_hooks.go) starts when the simulator does:
+	// what the user did before is not what a client under test did.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.st.Domains[s.st.Nodes[first].Domain].Ceph
+	cli := cs.cli()
+	cli.MaxHostsDown, cli.MaxMonsDown, cli.DownLog, cli.DownWithoutNoout = 0, 0, nil, nil
+	cs.MinSizeViolations, cs.DataLoss, cs.UnsafeDestroys = nil, nil, nil
+	s.saveLocked()
 	return nil
 }
 

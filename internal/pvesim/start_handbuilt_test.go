@@ -383,3 +383,36 @@ func TestHandBuiltDisklessNode(t *testing.T) {
 		t.Errorf("z2g4d bridge0.60 = %v", m)
 	}
 }
+
+// The rolling restart of the build is not in the test history: a client
+// under test starts with none.
+func TestHandBuiltCephHistoryStartsEmpty(t *testing.T) {
+	s, _ := startHandBuiltForTest(t, referenceLabForTest())
+	if n := s.CephMaxHostsDownAtOnce(); n != 0 {
+		t.Errorf("CephMaxHostsDownAtOnce = %d, want 0", n)
+	}
+	if h := s.CephDownWithoutNoout(); len(h) != 0 {
+		t.Errorf("CephDownWithoutNoout = %v, want none", h)
+	}
+	if h := s.CephDownHistory(); len(h) != 0 {
+		t.Errorf("CephDownHistory = %v, want none", h)
+	}
+	if v := s.CephMinSizeViolations(); len(v) != 0 {
+		t.Errorf("CephMinSizeViolations = %v", v)
+	}
+}
+
+// The build is no client's traffic: the request and SSH logs and the
+// task peaks start empty, so an adoption can be shown to write nothing.
+func TestHandBuiltLeavesNoClientTraces(t *testing.T) {
+	s, _ := startHandBuiltForTest(t, referenceLabForTest())
+	if r := s.Requests(); len(r) != 0 {
+		t.Errorf("request log has %d entries after the build, first %+v", len(r), r[0])
+	}
+	if c := s.SSHCommands(); len(c) != 0 {
+		t.Errorf("SSH log has %d entries after the build, first %+v", len(c), c[0])
+	}
+	if p := s.PeakConcurrentTasks("z2g4a", "cephcreateosd"); p != 0 {
+		t.Errorf("peak cephcreateosd tasks %d, want 0", p)
+	}
+}
