@@ -416,3 +416,27 @@ func TestHandBuiltLeavesNoClientTraces(t *testing.T) {
 		t.Errorf("peak cephcreateosd tasks %d, want 0", p)
 	}
 }
+
+// On PVE 8.4 (bookworm, one-line .list files) the same log holds.
+func TestHandBuiltOnPVE84(t *testing.T) {
+	lab := referenceLabForTest()
+	lab.PVERelease = "8.4"
+	_, info := startHandBuiltFrom(t, lab, Options{PVERelease: "8.4", CephNotInstalled: true})
+	c := newClient(t, info, "")
+	got := map[string]any{}
+	for _, e := range c.ok("GET", "/nodes/z2g4a/apt/repositories", nil).data().(map[string]any)["standard-repos"].([]any) {
+		m := e.(map[string]any)
+		got[m["handle"].(string)] = m["status"]
+	}
+	if got["no-subscription"] != float64(1) || got["enterprise"] != float64(0) || got["ceph-squid-no-subscription"] != float64(1) {
+		t.Errorf("8.4 repositories %v", got)
+	}
+	st := c.ok("GET", "/nodes/z2g4a/ceph/status", nil).data().(map[string]any)
+	if h := st["health"].(map[string]any); h["status"] != "HEALTH_OK" {
+		t.Errorf("health %v, want HEALTH_OK", h)
+	}
+	cfg := c.ok("GET", "/nodes/z2g4a/qemu/100/config", nil).data().(map[string]any)
+	if cfg["scsi0"] != "ceph:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=32G,ssd=1" {
+		t.Errorf("8.4 VM 100 scsi0 %v", cfg["scsi0"])
+	}
+}
