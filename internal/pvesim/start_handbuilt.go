@@ -166,9 +166,13 @@ func hbStorageNIC(ln LabNode) string {
 }
 
 // applyHandBuilt turns the started nodes (fresh-install or cluster) into
-// the lab built by hand. It runs before the listeners start and without
-// s.mu held (it takes it per step, as requests do).
+// the lab built by hand. Start calls it with s.mu held, before any
+// listener starts; the replay releases the lock while it runs, because
+// its calls and their task workers take it themselves as requests do, and
+// nothing else can run yet.
 func (s *Sim) applyHandBuilt(lab *Lab) error {
+	s.mu.Unlock()
+	defer s.mu.Lock()
 	plan, err := hbPlan(lab)
 	if err != nil {
 		return err
@@ -203,7 +207,7 @@ func (s *Sim) applyHandBuilt(lab *Lab) error {
 	steps := []func([]hbNode) error{
 		s.hbNetwork,
 		func(p []hbNode) error { return s.hbCluster(p, cmp.Or(lab.ClusterName, "lab")) },
-		func(p []hbNode) error { return s.hbNodeBase(p, cmp.Or(lab.Domain, "lab.internal")) },
+		func(p []hbNode) error { return s.hbNodeBase(p, cmp.Or(lab.Domain, "lab.example")) },
 		s.hbCeph,
 		s.hbGuests,
 	}

@@ -58,7 +58,10 @@ func startHandBuiltFrom(t *testing.T, lab *Lab, opts Options) (*Sim, Info) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.applyHandBuilt(lab); err != nil {
+	s.mu.Lock()
+	err := s.applyHandBuilt(lab)
+	s.mu.Unlock()
+	if err != nil {
 		t.Fatalf("applyHandBuilt: %v", err)
 	}
 	return s, s.Info()
