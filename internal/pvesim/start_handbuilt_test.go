@@ -6,40 +6,29 @@ import (
 	"testing"
 )
 
-// referenceLabForTest is the reference lab (reference-lab.md) as a lab
-// file would give it, with the disks the simulator's nodes have.
+// referenceLabForTest is the shipped reference lab (examples/labs) to be
+// hand-built.
 func referenceLabForTest() *Lab {
-	lab := &Lab{Name: "reference", Start: StartHandBuilt, ClusterName: "z2g4", Domain: "lab.example"}
-	for i, name := range DefaultNodes {
-		n := LabNode{Name: name, Cores: 6, MemoryGiB: 64, Management: LabManagement{
-			NIC: "bcm5720p0", CIDR: fmt.Sprintf("172.27.2.%d/24", 10+i), Gateway: "172.27.2.254",
-		}}
-		for j, nic := range []struct {
-			name  string
-			speed int
-		}{{"bcm5720p0", 1000}, {"bcm5720p1", 1000}, {"i219", 1000}, {"cx354ap1", 40000}} {
-			n.NICs = append(n.NICs, LabNIC{Name: nic.name, MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i, j), SpeedMbps: nic.speed})
-		}
-		n.Disks = []LabDisk{
-			{Device: "/dev/sda", Model: "INTEL SSDSC2BB120G6", Transport: "sata", SizeBytes: size120G, PowerLossProtection: true, Boot: true},
-			{Device: "/dev/sdb", Model: "INTEL SSDSC2BB480G4", Transport: "sata", SizeBytes: size480G, PowerLossProtection: true},
-			{Device: "/dev/sdc", Model: "INTEL SSDSC2KB480G8", Transport: "sata", SizeBytes: size480G, PowerLossProtection: true},
-			{Device: "/dev/nvme0n1", Model: "INTEL SSDPEKNW512G8", Transport: "nvme", SizeBytes: size512G},
-		}
-		lab.Nodes = append(lab.Nodes, n)
+	lab, err := ShippedLab("reference")
+	if err != nil {
+		panic(err)
 	}
+	lab.Start = StartHandBuilt
 	return lab
 }
 
-// startHandBuiltForTest starts fresh-install nodes of lab (vmbr0 with the
-// management address on the management NIC, Ceph not installed) and
-// builds the hand-built state on them. Until the lab loader starts labs
-// itself, the installer's vmbr0 is made here through the network API.
+// startHandBuiltForTest starts lab as Start does: the cluster state, then
+// applyHandBuilt.
 func startHandBuiltForTest(t *testing.T, lab *Lab) (*Sim, Info) {
 	t.Helper()
-	return startHandBuiltFrom(t, lab, Options{CephNotInstalled: true})
+	return startSim(t, Options{Lab: lab})
 }
 
+// startHandBuiltFrom starts the nodes of lab without the lab (opts, as a
+// test default), makes them look fresh from the installer (vmbr0 with the
+// management address on the management NIC) through the network API and
+// builds the hand-built state on them: applyHandBuilt from fresh-install
+// nodes and from other clusters than Start's.
 func startHandBuiltFrom(t *testing.T, lab *Lab, opts Options) (*Sim, Info) {
 	t.Helper()
 	for _, n := range lab.Nodes {
@@ -86,6 +75,7 @@ func TestHandBuiltNetwork(t *testing.T) {
 		"cx354ap1":   {"type": "eth", "cidr": "169.254.50.12/24", "mtu": "9000", "autostart": float64(1), "active": float64(1)},
 		"bcm5720p0":  {"type": "eth", "autostart": float64(1), "active": float64(1)},
 		"i219":       {"type": "eth", "method": "manual"},
+		"cx354ap2":   {"type": "eth", "method": "manual"},
 	}
 	for name, props := range want {
 		got := findIface(list, name)
@@ -99,8 +89,10 @@ func TestHandBuiltNetwork(t *testing.T) {
 			}
 		}
 	}
-	if got := findIface(list, "i219"); got != nil && got["autostart"] != nil {
-		t.Errorf("i219 autostart = %v, want unset (the log has no auto i219)", got["autostart"])
+	for _, n := range []string{"i219", "cx354ap2"} {
+		if got := findIface(list, n); got != nil && got["autostart"] != nil {
+			t.Errorf("%s autostart = %v, want unset (the log has no auto %s)", n, got["autostart"], n)
+		}
 	}
 }
 
@@ -307,7 +299,7 @@ func TestHandBuiltRefusesLabsItCannotBuild(t *testing.T) {
 	}{
 		{"two nodes", func(l *Lab) { l.Nodes = l.Nodes[:2] }, "needs at least 3 nodes"},
 		{"two OSD hosts", func(l *Lab) { l.Nodes[1].Disks = l.Nodes[1].Disks[:1] }, "needs three nodes with such disks; the lab has 2 (none on z2g4b)"},
-		{"one NIC besides storage", func(l *Lab) { l.Nodes[0].NICs = l.Nodes[0].NICs[2:] }, "needs two NICs for bond0 besides the storage NIC cx354ap1, the node has 1"},
+		{"one NIC besides storage", func(l *Lab) { l.Nodes[0].NICs = []LabNIC{{Name: "i219"}, {Name: "cx354ap1"}} }, "needs two NICs for bond0 besides the storage NIC cx354ap1, the node has 1"},
 		{"no gateway", func(l *Lab) { l.Nodes[2].Management.Gateway = "" }, "node z2g4c: the hand-built state needs a management gateway"},
 		{"same host part", func(l *Lab) { l.Nodes[1].Management.CIDR = "10.0.0.10/24" }, "ends in 10 like node z2g4a's"},
 	}
@@ -341,14 +333,14 @@ func TestHandBuiltPlanDerivesNICs(t *testing.T) {
 	}
 }
 
-// From the cluster starting state the cluster is kept and its links are
-// moved to the log's networks.
-func TestHandBuiltFromClusterState(t *testing.T) {
-	_, info := startHandBuiltFrom(t, referenceLabForTest(), Options{ClusterName: "lab", CephNotInstalled: true})
+// From fresh-install nodes (no cluster yet) the first node creates the
+// cluster with the log's links and the others join it.
+func TestHandBuiltFromFreshInstall(t *testing.T) {
+	_, info := startHandBuiltFrom(t, referenceLabForTest(), Options{CephNotInstalled: true})
 	c := newClient(t, info, "")
 	cfg := c.ok("GET", "/cluster/config/totem", nil).data().(map[string]any)
-	if cfg["cluster_name"] != "lab" || fmt.Sprint(cfg["interface"]) != "map[0:map[linknumber:0] 1:map[linknumber:1]]" {
-		t.Errorf("totem %v, want cluster lab with links 0 and 1", cfg)
+	if cfg["cluster_name"] != "z2g4" || fmt.Sprint(cfg["interface"]) != "map[0:map[linknumber:0] 1:map[linknumber:1]]" {
+		t.Errorf("totem %v, want cluster z2g4 with links 0 and 1", cfg)
 	}
 	for _, e := range c.ok("GET", "/cluster/config/nodes", nil).data().([]any) {
 		m := e.(map[string]any)
@@ -368,7 +360,12 @@ func TestHandBuiltDisklessNode(t *testing.T) {
 	lab := referenceLabForTest()
 	d := lab.Nodes[0]
 	d.Name, d.Management.CIDR = "z2g4d", "172.27.2.13/24"
-	d.Disks = d.Disks[:1]
+	d.Disks = []LabDisk{d.Disks[0]}
+	d.Disks[0].Serial, d.Disks[0].WWN = "BTWL4711D4120LGN", "0x55cd2e414d0001d4"
+	d.NICs = append([]LabNIC(nil), d.NICs...)
+	for i := range d.NICs {
+		d.NICs[i].MAC = fmt.Sprintf("02:00:00:00:0d:%02x", i)
+	}
 	lab.Nodes = append(lab.Nodes, d)
 	_, info := startHandBuiltForTest(t, lab)
 	c := newClient(t, info, "")
@@ -424,7 +421,7 @@ func TestHandBuiltLeavesNoClientTraces(t *testing.T) {
 func TestHandBuiltOnPVE84(t *testing.T) {
 	lab := referenceLabForTest()
 	lab.PVERelease = "8.4"
-	_, info := startHandBuiltFrom(t, lab, Options{PVERelease: "8.4", CephNotInstalled: true})
+	_, info := startHandBuiltForTest(t, lab)
 	c := newClient(t, info, "")
 	got := map[string]any{}
 	for _, e := range c.ok("GET", "/nodes/z2g4a/apt/repositories", nil).data().(map[string]any)["standard-repos"].([]any) {
@@ -441,5 +438,56 @@ func TestHandBuiltOnPVE84(t *testing.T) {
 	cfg := c.ok("GET", "/nodes/z2g4a/qemu/100/config", nil).data().(map[string]any)
 	if cfg["scsi0"] != "ceph:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=32G,ssd=1" {
 		t.Errorf("8.4 VM 100 scsi0 %v", cfg["scsi0"])
+	}
+}
+
+// The shipped labs other than the reference cannot be hand-built by the
+// reference log; the error says why.
+func TestHandBuiltPlanOfShippedLabs(t *testing.T) {
+	want := map[string]string{
+		"reference": "",
+		"consumer":  `lab "consumer": the hand-built state puts the OSDs on the disks with power_loss_protection that are not the boot disk, and pool ceph (size 3 over hosts) needs three nodes with such disks; the lab has 0 (none on cons1, cons2, cons3)`,
+		"diskless":  `lab "diskless" node jpl-proxmox6: the hand-built state needs two NICs for bond0 besides the storage NIC enp1s0f1, the node has 1`,
+	}
+	for _, name := range ShippedLabNames() {
+		lab, err := ShippedLab(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = hbPlan(lab)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if w, ok := want[name]; !ok {
+			t.Errorf("lab %s: no expectation; hbPlan says %q", name, got)
+		} else if got != w {
+			t.Errorf("lab %s: hbPlan error\n got %q\nwant %q", name, got, w)
+		}
+	}
+}
+
+// The hand-built state survives a restart from its saved state, which
+// wins over the lab (no second build).
+func TestHandBuiltPersists(t *testing.T) {
+	path := t.TempDir() + "/state.json"
+	s, err := Start(Options{Lab: referenceLabForTest(), StatePath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	_, info := startSim(t, Options{Lab: referenceLabForTest(), StatePath: path})
+	c := newClient(t, info, "")
+	cfg := c.ok("GET", "/nodes/z2g4a/qemu/100/config", nil).data().(map[string]any)
+	if cfg["unused0"] != "ceph:vm-100-disk-0" {
+		t.Errorf("VM 100 after restart %v", cfg)
+	}
+	st := c.ok("GET", "/nodes/z2g4a/ceph/status", nil).data().(map[string]any)
+	if n := st["osdmap"].(map[string]any)["num_osds"]; n != float64(6) {
+		t.Errorf("num_osds %v after restart, want 6 (no second build)", n)
+	}
+	tg := sshAs(t, info, "z2g4c", "root")
+	if conf := tg.ok("cat /etc/pve/ceph.conf"); !strings.Contains(conf, "# 8 GiB per OSD") {
+		t.Errorf("ceph.conf after restart lost the hand comment:\n%s", conf)
 	}
 }
