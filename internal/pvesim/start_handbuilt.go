@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -408,5 +407,3 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 // hbTime is when the hand-built lab's CA was made: a fixed past, so the
 // certificate looks as old as the lab.
 func hbTime() time.Time { return time.Now().AddDate(-1, 0, 0) }
-
-func itoa(n int) string { return strconv.Itoa(n) }

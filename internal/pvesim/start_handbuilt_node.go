@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func (s *Sim) hbNetwork(plan []hbNode) error {
 			{"PUT", base + "/" + n.bond[0], map[string]string{"type": "eth", "autostart": "1"}},
 			{"PUT", base + "/" + n.bond[1], map[string]string{"type": "eth", "autostart": "1"}},
 			{"PUT", base + "/" + n.storageNIC, map[string]string{
-				"type": "eth", "autostart": "1", "cidr": n.storageAddr() + "/24", "mtu": itoa(hbStorageMTU),
+				"type": "eth", "autostart": "1", "cidr": n.storageAddr() + "/24", "mtu": strconv.Itoa(hbStorageMTU),
 			}},
 			{"POST", base, map[string]string{
 				"iface": "bond0", "type": "bond", "autostart": "1", "slaves": n.bond[0] + " " + n.bond[1], "bond_mode": "802.3ad",
@@ -120,7 +121,7 @@ func (s *Sim) hbRepositories(node string) error {
 	}
 	s.mu.Unlock()
 	for _, e := range off {
-		if _, err := s.hbCall(node, "POST", path, map[string]string{"path": e.path, "index": itoa(e.index), "enabled": "0"}); err != nil {
+		if _, err := s.hbCall(node, "POST", path, map[string]string{"path": e.path, "index": strconv.Itoa(e.index), "enabled": "0"}); err != nil {
 			return err
 		}
 	}
