@@ -404,6 +404,6 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 	return err
 }
 
-// hbTime is when the hand-built lab's CA was made: a fixed past, so the
-// certificate looks as old as the lab.
+// hbTime is when the hand-built lab's CA was made: a year before the
+// simulator starts, so the certificate looks as old as the lab.
 func hbTime() time.Time { return time.Now().AddDate(-1, 0, 0) }

@@ -134,11 +134,12 @@ func hbRootCA() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	made := hbTime()
 	tmpl := &x509.Certificate{
 		SerialNumber:          randSerial(),
 		Subject:               pkix.Name{CommonName: "Lab Root CA A", Organization: []string{"Lab"}},
-		NotBefore:             hbTime(),
-		NotAfter:              hbTime().AddDate(10, 0, 0),
+		NotBefore:             made,
+		NotAfter:              made.AddDate(10, 0, 0),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
