@@ -15,13 +15,15 @@ import (
 // fresh-install (or cluster) nodes through the simulator's own API and
 // shell (start_handbuilt_exec.go), step by step as the user did it:
 //
-//  1. network (start_handbuilt_net.go): vmbr0 removed; bond0 (802.3ad,
+//  1. network (start_handbuilt_node.go): vmbr0 removed; bond0 (802.3ad,
 //     miimon 100) over two NICs; bridge0 (VLAN-aware, vids 2-4094) on
 //     bond0 with the management address and gateway; bridge0.60 with
 //     169.254.60.H/24; the storage NIC with 169.254.50.H/24, MTU 9000;
 //     one staged change set, one reload.
 //  2. cluster: created on the first node, joined by the others, link0 on
-//     169.254.60.H and link1 on 169.254.50.H; migration secure over
+//     169.254.60.H and link1 on 169.254.50.H (from the cluster state,
+//     which Start builds first, the existing cluster's links are moved
+//     there as by an edit of corosync.conf); migration secure over
 //     169.254.50.0/24, HA shutdown policy migrate.
 //  3. node base: pve-no-subscription added, enterprise repositories
 //     disabled; the internal root CA trusted; systemd-journal-upload
@@ -46,7 +48,7 @@ import (
 // 169.254.60.12), as in the log. Labs with other hardware follow the same
 // rules (hbPlan): the storage NIC is cx354ap1 when the node has it, else
 // its fastest NIC besides the management NIC; bond0 takes the first two
-// other NICs in the lab's order; OSDs go on every disk with
+// NICs in the lab's order that are not the storage NIC; OSDs go on every disk with
 // power_loss_protection that is not the boot disk (a node without one
 // gets none, but three nodes need them for the pool). A lab that cannot
 // be built so is an error naming what is missing.
