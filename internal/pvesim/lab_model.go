@@ -50,10 +50,12 @@ type LabNIC struct {
 
 // LabDisk is one block device.
 type LabDisk struct {
-	Device     string `json:"device"` // /dev/sda, /dev/nvme0n1
-	Model      string `json:"model"`
-	Vendor     string `json:"vendor,omitempty"`
-	Serial     string `json:"serial"`
+	Device string `json:"device"` // /dev/sda, /dev/nvme0n1
+	Model  string `json:"model"`
+	Vendor string `json:"vendor,omitempty"`
+	Serial string `json:"serial"`
+	// WWN is the World Wide Name PVE lists (SATA and SAS drives); optional.
+	WWN        string `json:"wwn,omitempty"`
 	SizeBytes  int64  `json:"size_bytes"`
 	Rotational bool   `json:"rotational,omitempty"`
 	RPM        int    `json:"rpm,omitempty"`
@@ -62,7 +64,8 @@ type LabDisk struct {
 	// loss, so it may acknowledge sync writes from cache.
 	PowerLossProtection bool `json:"power_loss_protection"`
 	// SyncWriteIOPS is what fio measures with 4K writes at QD1 and
-	// --fsync=1 on this drive.
+	// --fsync=1 on this drive; 0 = pvesim's model of the drive family
+	// (cli_fio.go).
 	SyncWriteIOPS int  `json:"sync_write_iops"`
 	Wearout       int  `json:"wearout,omitempty"` // percent left; 0 = 100
 	Boot          bool `json:"boot,omitempty"`
