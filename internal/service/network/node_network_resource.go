@@ -212,7 +212,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if plan.Type.ValueString() == typeEth {
 			// A physical NIC is always listed; "creating" it configures it.
 			existing := findInterface(current, iface)
@@ -275,7 +275,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
@@ -299,7 +299,7 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	defer cancel()
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
-	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return errNothingToDo
 		}
