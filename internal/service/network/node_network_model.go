@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -54,6 +55,8 @@ type nodeNetworkModel struct {
 	VLANID             types.Int64    `tfsdk:"vlan_id"`
 	VLANRawDevice      types.String   `tfsdk:"vlan_raw_device"`
 	Active             types.Bool     `tfsdk:"active"`
+	RollbackTimeout    types.Int64    `tfsdk:"rollback_timeout_seconds"`                 // dead-man timer, not PVE's
+	AllowNoRollback    types.Bool     `tfsdk:"allow_management_change_without_rollback"` // not PVE's
 	Timeouts           timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -84,6 +87,8 @@ func (m *nodeNetworkModel) fromAPI(ctx context.Context, node string, in *pve.Net
 	m.Comments = optString(strings.TrimSuffix(in.Comments, "\n"))
 	m.Active = types.BoolValue(in.Active)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutAttrTypes)}
+	m.RollbackTimeout = types.Int64Value(int64(defaultRollbackTimeout / time.Second))
+	m.AllowNoRollback = types.BoolValue(false)
 
 	m.BridgePorts = types.ListNull(types.StringType)
 	m.BridgeVLANAware = types.BoolValue(false)
