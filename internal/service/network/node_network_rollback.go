@@ -544,26 +544,25 @@ func guardManagementChange(ctx context.Context, pd *framework.ProviderData, c *p
 // its backup, so it refuses.
 func (g *managementGuard) arm(ctx context.Context) error {
 	ne := g.pd.NodeExec
-	res, err := ne.Run(ctx, g.node, nodeexec.Cmd("systemctl", "is-active", rollbackTimer, rollbackService).AcceptExit(3))
+	active, sub, err := g.timerState(ctx, 0)
 	if err != nil {
 		return fmt.Errorf("check for an armed network rollback timer on node %s: %w", g.node, err)
 	}
-	states := strings.Fields(string(res.Stdout))
-	for _, s := range states {
-		if s == "active" || s == "activating" || s == "deactivating" || s == "reloading" {
-			return fmt.Errorf("a network rollback timer of an earlier run is armed on node %s (%s): an earlier apply was interrupted "+
-				"before it confirmed a change of the management path. When it fires it restores /etc/network/interfaces from %s and reloads. "+
-				"Check it on the node with `systemctl list-timers %s` and `diff %s %s`. If the current configuration is the one you want, "+
-				"stop it with `systemctl stop %s` and run Terraform again; otherwise let it fire first. The staged change was reverted",
-				g.node, rollbackTimer, rollbackBackup, rollbackTimer, rollbackBackup, interfacesFile, rollbackTimer)
+	switch {
+	case active == "active" && sub == "elapsed":
+		// A timer fires once and then stays loaded (RemainAfterElapse=
+		// defaults to yes): an earlier rollback ran. Stopping it frees the
+		// name for this one.
+		tflog.Info(ctx, "collecting the elapsed network rollback timer of an earlier run", map[string]any{"node": g.node})
+		if _, err := ne.Run(ctx, g.node, nodeexec.Cmd("systemctl", "stop", rollbackTimer).AcceptExit(5)); err != nil {
+			return fmt.Errorf("collect the elapsed network rollback timer of an earlier run on node %s: %w", g.node, err)
 		}
-	}
-	if len(states) == 2 && states[1] == "failed" {
-		// A restore that failed keeps its transient unit loaded, which
-		// would make systemd-run refuse the name.
-		if _, err := ne.Run(ctx, g.node, nodeexec.Cmd("systemctl", "reset-failed", rollbackService)); err != nil {
-			return fmt.Errorf("clear the failed rollback unit of an earlier run on node %s: %w", g.node, err)
-		}
+	case active == "active" || active == "activating" || active == "reloading":
+		return fmt.Errorf("a network rollback timer of an earlier run is armed on node %s (%s): an earlier apply was interrupted "+
+			"before it confirmed a change of the management path. When it fires it restores /etc/network/interfaces from %s and reloads. "+
+			"Check it on the node with `systemctl list-timers %s` and `diff %s %s`. If the current configuration is the one you want, "+
+			"stop it with `systemctl stop %s` and run Terraform again; otherwise let it fire first. The staged change was reverted",
+			g.node, rollbackTimer, rollbackBackup, rollbackTimer, rollbackBackup, interfacesFile, rollbackTimer)
 	}
 	current, err := ne.ReadFile(ctx, g.node, interfacesFile)
 	if err != nil {
@@ -579,7 +578,7 @@ func (g *managementGuard) arm(ctx context.Context) error {
 	g.armedAt = time.Now()
 	secs := strconv.FormatInt(int64(g.timeout.Round(time.Second)/time.Second), 10)
 	if _, err := ne.Run(ctx, g.node, nodeexec.Cmd("systemd-run", "--unit="+rollbackUnit, "--on-active="+secs,
-		"--timer-property=AccuracySec=1s", rollbackScriptPath)); err != nil {
+		"--timer-property=AccuracySec=1s", "--collect", rollbackScriptPath)); err != nil {
 		g.cleanup(ctx)
 		return fmt.Errorf("arm the network rollback timer on node %s: %w", g.node, err)
 	}
@@ -587,6 +586,30 @@ func (g *managementGuard) arm(ctx context.Context) error {
 	tflog.Info(ctx, "network rollback armed: the node restores its previous /etc/network/interfaces unless the provider confirms the change",
 		map[string]any{"node": g.node, "change": g.change, "timeout": g.timeout.String(), "backup": rollbackBackup})
 	return nil
+}
+
+// timerState is the rollback timer's ActiveState and SubState ("inactive",
+// "dead" when there is none; "active", "waiting" while armed; "active",
+// "elapsed" after it fired).
+func (g *managementGuard) timerState(ctx context.Context, timeout time.Duration) (active, sub string, err error) {
+	cmd := nodeexec.Cmd("systemctl", "show", "--property=ActiveState,SubState", rollbackTimer)
+	if timeout > 0 {
+		cmd.WithTimeout(timeout)
+	}
+	res, err := g.pd.NodeExec.Run(ctx, g.node, cmd)
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		switch k {
+		case "ActiveState":
+			active = v
+		case "SubState":
+			sub = v
+		}
+	}
+	return active, sub, nil
 }
 
 // cleanup removes the backup and the script.
@@ -609,9 +632,9 @@ func (g *managementGuard) disarm(ctx context.Context) error {
 	for {
 		_, err := ne.Run(ctx, g.node, nodeexec.Cmd("systemctl", "stop", rollbackTimer).AcceptExit(5).WithTimeout(g.probeTimeout()))
 		if err == nil {
-			var res *nodeexec.Result
-			res, err = ne.Run(ctx, g.node, nodeexec.Cmd("systemctl", "is-active", rollbackTimer).AcceptExit(3).WithTimeout(g.probeTimeout()))
-			if err == nil && strings.TrimSpace(string(res.Stdout)) != "active" {
+			var active string
+			active, _, err = g.timerState(ctx, g.probeTimeout())
+			if err == nil && active != "active" {
 				g.cleanup(ctx)
 				return nil
 			}
@@ -766,7 +789,7 @@ func (g *managementGuard) probe(ctx context.Context) error {
 		return nil
 	}
 	g.pd.NodeExec.Forget(g.node)
-	if _, err := g.pd.NodeExec.Run(pctx, g.node, nodeexec.Cmd("systemctl", "is-active", rollbackTimer).AcceptExit(3).WithTimeout(g.probeTimeout())); err != nil {
+	if _, _, err := g.timerState(pctx, g.probeTimeout()); err != nil {
 		g.pd.NodeExec.Forget(g.node)
 		return fmt.Errorf("SSH: %w", err)
 	}
@@ -794,6 +817,11 @@ func (g *managementGuard) awaitRollback(ctx context.Context, cause error) error 
 	now, err2 := g.pd.NodeExec.ReadFile(rctx, g.node, interfacesFile)
 	e.Restored = err1 == nil && err2 == nil && bytes.Equal(saved, now)
 	if e.Restored {
+		// The elapsed timer stays loaded until stopped; the next change
+		// needs the name.
+		if _, err := g.pd.NodeExec.Run(rctx, g.node, nodeexec.Cmd("systemctl", "stop", rollbackTimer).AcceptExit(5)); err != nil {
+			tflog.Warn(ctx, "could not collect the elapsed rollback timer", map[string]any{"node": g.node, "error": err.Error()})
+		}
 		g.cleanup(ctx)
 	}
 	tflog.Info(ctx, "the node rolled back and answers again", map[string]any{"node": g.node, "restored": e.Restored})
@@ -845,6 +873,9 @@ func (m *nodeNetworkModel) keepRollbackSettings(from *nodeNetworkModel) {
 func (r *nodeNetworkResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if r.PD == nil || r.PD.Client == nil {
 		return
+	}
+	if !req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw) {
+		return // no change: nothing to check, and no request spent
 	}
 	var m nodeNetworkModel
 	destroy := req.Plan.Raw.IsNull()
