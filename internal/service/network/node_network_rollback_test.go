@@ -1,8 +1,12 @@
 package network
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
@@ -240,4 +244,57 @@ func TestTouchesManagementPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPlannedInterface(t *testing.T) {
+	ctx := context.Background()
+	cur := freshInstall()[3] // vmbr0
+	base := func() nodeNetworkModel {
+		ports, _ := types.ListValueFrom(ctx, types.StringType, []string{"bcm5720p0"})
+		return nodeNetworkModel{
+			Iface: types.StringValue("vmbr0"), Type: types.StringValue("bridge"),
+			CIDR: types.StringValue("172.27.2.10/24"), Gateway: types.StringValue("172.27.2.254"),
+			BridgePorts: ports, BridgeVLANAware: types.BoolValue(false), Autostart: types.BoolValue(true),
+			MTU: types.Int64Null(), CIDR6: types.StringNull(), Gateway6: types.StringNull(),
+			Slaves: types.ListNull(types.StringType), BondMode: types.StringNull(), BondXmitHashPolicy: types.StringNull(),
+			BondPrimary: types.StringNull(), BridgeVIDs: types.StringNull(), VLANRawDevice: types.StringNull(), VLANID: types.Int64Null(),
+		}
+	}
+	t.Run("as configured is unchanged", func(t *testing.T) {
+		m := base()
+		got, d := plannedInterface(ctx, &cur, &m)
+		if d.HasError() {
+			t.Fatal(d)
+		}
+		if touched, desc := touchesManagementPath("172.27.2.10", freshInstall(), edit(freshInstall(), "vmbr0", func(in *pve.NetworkInterface) bool {
+			*in = got
+			return true
+		})); touched {
+			t.Errorf("the current vmbr0 as planned touches the path: %s", desc)
+		}
+	})
+	t.Run("unknown keeps the current value", func(t *testing.T) {
+		m := base()
+		m.CIDR, m.BridgePorts = types.StringUnknown(), types.ListUnknown(types.StringType)
+		got, _ := plannedInterface(ctx, &cur, &m)
+		if got.CIDR != "172.27.2.10/24" || strings.Join(got.BridgePorts, ",") != "bcm5720p0" {
+			t.Errorf("got %+v", got)
+		}
+	})
+	t.Run("null clears", func(t *testing.T) {
+		m := base()
+		m.CIDR, m.Gateway, m.BridgePorts = types.StringNull(), types.StringNull(), types.ListNull(types.StringType)
+		got, _ := plannedInterface(ctx, &cur, &m)
+		if got.CIDR != "" || got.Address != "" || got.Gateway != "" || got.BridgePorts != nil {
+			t.Errorf("got %+v", got)
+		}
+	})
+	t.Run("a dotted VLAN rides on its parent", func(t *testing.T) {
+		m := base()
+		m.Iface, m.Type, m.BridgePorts = types.StringValue("bridge0.60"), types.StringValue("vlan"), types.ListNull(types.StringType)
+		got, _ := plannedInterface(ctx, nil, &m)
+		if got.VLANRawDevice != "bridge0" || got.VLANID != 60 || got.Method != "static" {
+			t.Errorf("got %+v", got)
+		}
+	})
 }
