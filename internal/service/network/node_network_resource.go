@@ -198,7 +198,8 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"its ports, slaves or VLAN raw device, or the default gateway): before the reload the provider saves `/etc/network/interfaces` " +
 					"on the node and arms a transient systemd timer (over SSH) that puts it back and runs `ifreload -a`; after the reload it confirms " +
 					"that the API and SSH answer on new connections (within half this time) and disarms the timer. A change that cuts the node off " +
-					"is restored by the node itself, and the apply fails naming the change.",
+					"is restored by the node itself, and the apply fails naming the change once the node answers again (up to about twice this time " +
+					"after the reload: keep the `timeouts` above that).",
 				Validators: []validator.Int64{int64validator.AtLeast(5)},
 			},
 			"allow_management_change_without_rollback": schema.BoolAttribute{
