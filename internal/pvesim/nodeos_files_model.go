@@ -31,6 +31,8 @@ const (
 type fileHook struct {
 	read  func(x *sshExec) ([]byte, bool)
 	write func(x *sshExec, content []byte) error
+	// remove deletes the file (nil: EPERM).
+	remove func(x *sshExec) error
 }
 
 // nodeFiles are the paths that are views of simulator state.
@@ -53,6 +55,9 @@ func nodeFiles() map[string]*fileHook {
 		// /etc/ceph/ceph.conf is PVE's symlink to /etc/pve/ceph.conf.
 		"/etc/pve/ceph.conf":  cephConfFile(),
 		"/etc/ceph/ceph.conf": cephConfFile(),
+		// network_files.go
+		"/etc/network/interfaces":     interfacesFile(),
+		"/etc/network/interfaces.new": interfacesNewFile(),
 	}
 }
 
@@ -196,6 +201,9 @@ func (x *sshExec) pmxcfsWritable() error {
 func (x *sshExec) removeFile(p string) error {
 	p = path.Clean(p)
 	if h := x.s.nodeOS.files[p]; h != nil {
+		if h.remove != nil {
+			return h.remove(x)
+		}
 		return errPerm
 	}
 	if x.isDir(p) {
