@@ -27,6 +27,11 @@ type simDisk struct {
 	// (storage_disks.go).
 	VG    string `json:"vg,omitempty"`
 	ZPool string `json:"zpool,omitempty"`
+	// PLP and SyncWriteIOPS come from a lab file (LabDisk): power-loss
+	// protection, and what fio measures with 4K QD1 --fsync=1 writes
+	// (cli_fio.go); 0 = the drive family's model.
+	PLP           bool `json:"plp,omitempty"`
+	SyncWriteIOPS int  `json:"sync_write_iops,omitempty"`
 }
 
 const (
@@ -174,11 +179,13 @@ func listDisks(c *call) (any, *apiError) {
 		if d.WWN != "" {
 			e["wwn"] = d.WWN
 		}
+		// Diskmanage reads a wear level only on ssd and nvme (is_ssdlike).
+		e["wearout"] = "N/A"
 		if c.params["skipsmart"] != "1" {
 			e["health"] = "PASSED"
-			e["wearout"] = d.Wearout
-		} else {
-			e["wearout"] = "N/A"
+			if d.Type == "ssd" || d.Type == "nvme" {
+				e["wearout"] = d.Wearout
+			}
 		}
 		if used != "" {
 			e["used"] = used

@@ -31,6 +31,10 @@
 //	perf_*.go          what keeps a request cheap at 650 resources: the route tree, memoized parses and
 //	                   sizes, reflection-free JSON (byte for byte json.Marshal; BenchmarkNoChangePlan)
 //	version.go         the simulated releases (9.1, 8.4) and what differs between them
+//	lab_model.go       a lab as data (Lab: nodes, NICs, disks, management); lab.go: LoadLab/ParseLab and
+//	                   their validation, ShippedLab (examples/labs)
+//	lab_start.go       the starting states newState builds from Options.Lab: the installer's (vmbr0,
+//	                   /etc/hosts, pve/data, no Ceph) and clustered; start_handbuilt.go: the lab built by hand
 //
 // The API areas:
 //
@@ -57,6 +61,12 @@
 //	ha.go, ha_group.go, ha_rule.go  HA resources, groups (8.4), rules (9.1); ha_model.go: the CRM
 //	nodeos_model.go                 a node's files, units, NIC rings, tuned; nodeos_files_model.go: file rules,
 //	                                pmxcfs locks; nodeos_systemd_model.go: systemd
+//
+// The starting states of a lab (lab_model.go):
+//
+//	start_handbuilt.go              the hand-built state: the reference build log replayed through the API and
+//	                                the nodes' shells (start_handbuilt_exec.go), network and node base in
+//	                                start_handbuilt_node.go; hbPlan's rules for labs with other hardware
 //
 // Package-level maps are read-only tables, besides the memo caches of pure
 // functions in perf_index.go (parsed property strings, drive formats,

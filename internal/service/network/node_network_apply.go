@@ -67,10 +67,8 @@ func (e *PendingChangesError) Error() string {
 		e.Node, strings.TrimSpace(e.Diff))
 }
 
-// networkApplyOptions are a resource's settings for one network change:
-// how long the dead-man timer on the node waits before it restores the
-// previous configuration, and whether a change to the management path may
-// go ahead without that safety net when the provider has no SSH.
+// networkApplyOptions tunes one applyNetworkChange: the dead-man rollback
+// timer and the opt-out for nodes the provider cannot reach over SSH.
 type networkApplyOptions struct {
 	RollbackTimeout      time.Duration
 	AllowWithoutRollback bool

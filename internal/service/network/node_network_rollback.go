@@ -908,7 +908,7 @@ func (r *nodeNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 		// Deleting an eth drops its stanza; the NIC stays.
 		after = append(after, pve.NetworkInterface{Iface: iface, Type: typeEth, Method: "manual"})
 	case !destroy:
-		planned, d := plannedInterface(ctx, cur, &m)
+		planned, d := plannedInterface(ctx, cur, iface, &m.ifaceSettings)
 		resp.Diagnostics.Append(d...)
 		after = append(after, planned)
 	}
@@ -917,9 +917,9 @@ func (r *nodeNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 
 // plannedInterface is the interface as the plan would leave it: the known
 // planned values over the current ones (unknown ones stay as they are).
-func plannedInterface(ctx context.Context, cur *pve.NetworkInterface, m *nodeNetworkModel) (pve.NetworkInterface, diag.Diagnostics) {
+func plannedInterface(ctx context.Context, cur *pve.NetworkInterface, iface string, m *ifaceSettings) (pve.NetworkInterface, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	in := pve.NetworkInterface{Iface: m.Iface.ValueString(), Type: m.Type.ValueString()}
+	in := pve.NetworkInterface{Iface: iface, Type: m.Type.ValueString()}
 	if cur != nil {
 		in = *cur
 		in.Type = m.Type.ValueString()

@@ -249,10 +249,10 @@ func TestTouchesManagementPath(t *testing.T) {
 func TestPlannedInterface(t *testing.T) {
 	ctx := context.Background()
 	cur := freshInstall()[3] // vmbr0
-	base := func() nodeNetworkModel {
+	base := func() ifaceSettings {
 		ports, _ := types.ListValueFrom(ctx, types.StringType, []string{"bcm5720p0"})
-		return nodeNetworkModel{
-			Iface: types.StringValue("vmbr0"), Type: types.StringValue("bridge"),
+		return ifaceSettings{
+			Type: types.StringValue("bridge"),
 			CIDR: types.StringValue("172.27.2.10/24"), Gateway: types.StringValue("172.27.2.254"),
 			BridgePorts: ports, BridgeVLANAware: types.BoolValue(false), Autostart: types.BoolValue(true),
 			MTU: types.Int64Null(), CIDR6: types.StringNull(), Gateway6: types.StringNull(),
@@ -262,7 +262,7 @@ func TestPlannedInterface(t *testing.T) {
 	}
 	t.Run("as configured is unchanged", func(t *testing.T) {
 		m := base()
-		got, d := plannedInterface(ctx, &cur, &m)
+		got, d := plannedInterface(ctx, &cur, "vmbr0", &m)
 		if d.HasError() {
 			t.Fatal(d)
 		}
@@ -276,7 +276,7 @@ func TestPlannedInterface(t *testing.T) {
 	t.Run("unknown keeps the current value", func(t *testing.T) {
 		m := base()
 		m.CIDR, m.BridgePorts = types.StringUnknown(), types.ListUnknown(types.StringType)
-		got, _ := plannedInterface(ctx, &cur, &m)
+		got, _ := plannedInterface(ctx, &cur, "vmbr0", &m)
 		if got.CIDR != "172.27.2.10/24" || strings.Join(got.BridgePorts, ",") != "bcm5720p0" {
 			t.Errorf("got %+v", got)
 		}
@@ -284,15 +284,15 @@ func TestPlannedInterface(t *testing.T) {
 	t.Run("null clears", func(t *testing.T) {
 		m := base()
 		m.CIDR, m.Gateway, m.BridgePorts = types.StringNull(), types.StringNull(), types.ListNull(types.StringType)
-		got, _ := plannedInterface(ctx, &cur, &m)
+		got, _ := plannedInterface(ctx, &cur, "vmbr0", &m)
 		if got.CIDR != "" || got.Address != "" || got.Gateway != "" || got.BridgePorts != nil {
 			t.Errorf("got %+v", got)
 		}
 	})
 	t.Run("a dotted VLAN rides on its parent", func(t *testing.T) {
 		m := base()
-		m.Iface, m.Type, m.BridgePorts = types.StringValue("bridge0.60"), types.StringValue("vlan"), types.ListNull(types.StringType)
-		got, _ := plannedInterface(ctx, nil, &m)
+		m.Type, m.BridgePorts = types.StringValue("vlan"), types.ListNull(types.StringType)
+		got, _ := plannedInterface(ctx, nil, "bridge0.60", &m)
 		if got.VLANRawDevice != "bridge0" || got.VLANID != 60 || got.Method != "static" {
 			t.Errorf("got %+v", got)
 		}
