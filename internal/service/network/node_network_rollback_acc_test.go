@@ -130,7 +130,16 @@ func vmbr0Unchanged(in *pve.NetworkInterface) error {
 
 // rolledBack is the error of a change the timer undid, with the node
 // reachable again.
-var rolledBack = regexp.MustCompile(`(?s)cut the provider off.*restored the previous\s+/etc/network/interfaces.*answers\s+again`)
+var rolledBack = phrases("cut the provider off", "restored the previous /etc/network/interfaces", "the node answers again")
+
+// phrases matches the phrases in order, wherever the diagnostics wrap
+// their lines.
+func phrases(ps ...string) *regexp.Regexp {
+	for i, p := range ps {
+		ps[i] = strings.Join(strings.Fields(regexp.QuoteMeta(p)), `\s+`)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(ps, ".*"))
+}
 
 func TestAccNodeNetworkRollback_confirmedAndDisarmed(t *testing.T) {
 	t.Parallel()
@@ -255,7 +264,7 @@ resource "pve_node_network" "bond0" {
 				},
 				Config: pc + bond + strings.Replace(vmbr0Config(node, "  rollback_timeout_seconds = 5"),
 					`["bcm5720p0"]`, `[pve_node_network.bond0.iface]`, 1),
-				ExpectError: regexp.MustCompile(`(?s)bridge_ports bcm5720p0 -> bond0.*restored the previous`),
+				ExpectError: phrases("bridge_ports bcm5720p0 -> bond0", "restored the previous"),
 			},
 			{
 				Config: pc + bond + vmbr0Config(node, "  rollback_timeout_seconds = 5"),
@@ -280,14 +289,14 @@ func TestAccNodeNetworkRollback_refusedWithoutSSH(t *testing.T) {
 			{
 				Config:      pc + vmbr0Config(node, "  bridge_vlan_aware = true"),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)needs SSH for its rollback.*changes vmbr0, which holds the management\s+address 172\.27\.2\.10: bridge_vlan_aware false -> true.*allow_management_change_without_rollback`),
+				ExpectError: phrases("needs SSH for its rollback", "changes vmbr0, which holds the management address 172.27.2.10: bridge_vlan_aware false -> true", "allow_management_change_without_rollback = true"),
 			},
 			{
 				// Refused at plan also when vmbr0 goes: the destroy would
 				// take the address away.
 				Config:      pc,
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)needs SSH for its rollback.*removes vmbr0`),
+				ExpectError: phrases("needs SSH for its rollback", "removes vmbr0 (port bcm5720p0), which holds the management address 172.27.2.10/24"),
 			},
 			forgetVMBR0(pc),
 		},
@@ -326,7 +335,7 @@ func TestAccNodeNetworkRollback_optOutWithoutSSH(t *testing.T) {
 				},
 				Config: pc + strings.Replace(vmbr0Config(node, optOut+"  bridge_vlan_aware = true"),
 					`["bcm5720p0"]`, `["bcm5720p1"]`, 1),
-				ExpectError: regexp.MustCompile(`(?s)cut the provider off.*There was no rollback`),
+				ExpectError: phrases("cut the provider off", "There was no rollback"),
 			},
 			{
 				PreConfig: func() {
