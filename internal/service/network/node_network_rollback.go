@@ -519,7 +519,10 @@ func guardManagementChange(ctx context.Context, pd *framework.ProviderData, c *p
 	}
 	desc, err := managementChange(ctx, pd, c, node, before, staged.Interfaces)
 	if err != nil {
-		return nil, err
+		// Without the address there is no path to protect; refusing every
+		// network change for it would protect nothing either.
+		tflog.Warn(ctx, "could not tell whether the change touches the management path; applying it without a rollback", map[string]any{"node": node, "error": err.Error()})
+		return nil, nil
 	}
 	if desc == "" {
 		return nil, nil
