@@ -292,6 +292,23 @@ func TestAccNodeNetworkRollback_refusedWithoutSSH(t *testing.T) {
 				ExpectError: phrases("needs SSH for its rollback", "changes vmbr0, which holds the management address 172.27.2.10: bridge_vlan_aware false -> true", "allow_management_change_without_rollback = true"),
 			},
 			{
+				// A value unknown at plan hides the change from the first
+				// plan's check; Terraform plans the resource again once the
+				// value is known, and the check refuses it then, before
+				// anything is staged.
+				Config: pc + `
+resource "terraform_data" "prefix" {
+  input = "16"
+}
+` + strings.Replace(vmbr0Config(node, ""), `"172.27.2.10/24"`, `"172.27.2.10/${terraform_data.prefix.output}"`, 1),
+				ExpectError: phrases("needs SSH for its rollback", "cidr 172.27.2.10/24 -> 172.27.2.10/16",
+					"allow_management_change_without_rollback = true"),
+			},
+			{
+				Config: pc + vmbr0Config(node, ""),
+				Check:  checkReachableWith(e, node, vmbr0Unchanged),
+			},
+			{
 				// Refused at plan also when vmbr0 goes: the destroy would
 				// take the address away.
 				Config:      pc,
