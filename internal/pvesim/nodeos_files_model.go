@@ -64,10 +64,12 @@ func nodeFiles() map[string]*fileHook {
 func isPVEPath(p string) bool { return p == "/etc/pve" || strings.HasPrefix(p, "/etc/pve/") }
 
 // writableTree reports whether the simulator keeps files at p: under /etc,
-// /usr/local and /root. Elsewhere the node acts like a read-only file
-// system.
+// /usr/local, /root and /var/lib (state of local programs, such as the
+// provider's network rollback). Elsewhere the node acts like a read-only
+// file system.
 func writableTree(p string) bool {
-	return strings.HasPrefix(p, "/etc/") || strings.HasPrefix(p, "/usr/local/") || strings.HasPrefix(p, "/root/")
+	return strings.HasPrefix(p, "/etc/") || strings.HasPrefix(p, "/usr/local/") || strings.HasPrefix(p, "/root/") ||
+		strings.HasPrefix(p, "/var/lib/")
 }
 
 // pmxcfsAttrs are the fixed mode and owner of files in /etc/pve: pmxcfs
