@@ -315,6 +315,7 @@ func kvFields(kv []any) map[string]any {
 func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		network.NewNodeNetworkResource,
+		network.NewNodeNetworkConfigResource,
 		certificate.NewNodeCertificateResource,
 		certificate.NewACMEAccountResource,
 		certificate.NewNodeACMEResource,

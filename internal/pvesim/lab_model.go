@@ -50,10 +50,12 @@ type LabNIC struct {
 
 // LabDisk is one block device.
 type LabDisk struct {
-	Device     string `json:"device"` // /dev/sda, /dev/nvme0n1
-	Model      string `json:"model"`
-	Vendor     string `json:"vendor,omitempty"`
-	Serial     string `json:"serial"`
+	Device string `json:"device"` // /dev/sda, /dev/nvme0n1
+	Model  string `json:"model"`
+	Vendor string `json:"vendor,omitempty"`
+	Serial string `json:"serial"`
+	// WWN is the World Wide Name PVE lists (SATA and SAS drives); optional.
+	WWN        string `json:"wwn,omitempty"`
 	SizeBytes  int64  `json:"size_bytes"`
 	Rotational bool   `json:"rotational,omitempty"`
 	RPM        int    `json:"rpm,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -66,13 +67,20 @@ func (e *PendingChangesError) Error() string {
 		e.Node, strings.TrimSpace(e.Diff))
 }
 
+// networkApplyOptions tunes one applyNetworkChange: the dead-man rollback
+// timer and the opt-out for nodes the provider cannot reach over SSH.
+type networkApplyOptions struct {
+	RollbackTimeout      time.Duration
+	AllowWithoutRollback bool
+}
+
 // applyNetworkChange runs stage against a fresh list of the node's
 // interfaces and, when it staged something, applies it (ifreload) and waits
 // for the reload. It holds the node's network lock throughout, so no two
 // reloads overlap on a node; nodes are independent. It refuses to start
 // while the node has staged changes it did not make (they would be applied
 // with ours), which is also what makes reverting after a failure safe.
-func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node string, stage func(context.Context, *pve.Client, *pve.NetworkList) error) ([]string, error) {
+func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node string, opts networkApplyOptions, stage func(context.Context, *pve.Client, *pve.NetworkList) error) ([]string, error) {
 	unlock := pd.NodeLocks.Lock(networkCacheKey(node))
 	defer unlock()
 	// Whatever happens, later reads must see the node as it is now.

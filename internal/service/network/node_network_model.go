@@ -33,28 +33,34 @@ var bondModes = []string{"balance-rr", "active-backup", "balance-xor", "broadcas
 var bondXmitHashPolicies = []string{"layer2", "layer2+3", "layer3+4"}
 
 type nodeNetworkModel struct {
-	ID                 types.String   `tfsdk:"id"`
-	Node               types.String   `tfsdk:"node"`
-	Iface              types.String   `tfsdk:"iface"`
-	Type               types.String   `tfsdk:"type"`
-	CIDR               types.String   `tfsdk:"cidr"`
-	Gateway            types.String   `tfsdk:"gateway"`
-	CIDR6              types.String   `tfsdk:"cidr6"`
-	Gateway6           types.String   `tfsdk:"gateway6"`
-	MTU                types.Int64    `tfsdk:"mtu"`
-	Autostart          types.Bool     `tfsdk:"autostart"`
-	Comments           types.String   `tfsdk:"comments"`
-	BridgePorts        types.List     `tfsdk:"bridge_ports"`
-	BridgeVLANAware    types.Bool     `tfsdk:"bridge_vlan_aware"`
-	BridgeVIDs         types.String   `tfsdk:"bridge_vids"`
-	Slaves             types.List     `tfsdk:"slaves"`
-	BondMode           types.String   `tfsdk:"bond_mode"`
-	BondXmitHashPolicy types.String   `tfsdk:"bond_xmit_hash_policy"`
-	BondPrimary        types.String   `tfsdk:"bond_primary"`
-	VLANID             types.Int64    `tfsdk:"vlan_id"`
-	VLANRawDevice      types.String   `tfsdk:"vlan_raw_device"`
-	Active             types.Bool     `tfsdk:"active"`
-	Timeouts           timeouts.Value `tfsdk:"timeouts"`
+	ID    types.String `tfsdk:"id"`
+	Node  types.String `tfsdk:"node"`
+	Iface types.String `tfsdk:"iface"`
+	ifaceSettings
+	Active   types.Bool     `tfsdk:"active"`
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
+}
+
+// ifaceSettings are the attributes of one interface that pve_node_network
+// and each entry of pve_node_network_config's interfaces share.
+type ifaceSettings struct {
+	Type               types.String `tfsdk:"type"`
+	CIDR               types.String `tfsdk:"cidr"`
+	Gateway            types.String `tfsdk:"gateway"`
+	CIDR6              types.String `tfsdk:"cidr6"`
+	Gateway6           types.String `tfsdk:"gateway6"`
+	MTU                types.Int64  `tfsdk:"mtu"`
+	Autostart          types.Bool   `tfsdk:"autostart"`
+	Comments           types.String `tfsdk:"comments"`
+	BridgePorts        types.List   `tfsdk:"bridge_ports"`
+	BridgeVLANAware    types.Bool   `tfsdk:"bridge_vlan_aware"`
+	BridgeVIDs         types.String `tfsdk:"bridge_vids"`
+	Slaves             types.List   `tfsdk:"slaves"`
+	BondMode           types.String `tfsdk:"bond_mode"`
+	BondXmitHashPolicy types.String `tfsdk:"bond_xmit_hash_policy"`
+	BondPrimary        types.String `tfsdk:"bond_primary"`
+	VLANID             types.Int64  `tfsdk:"vlan_id"`
+	VLANRawDevice      types.String `tfsdk:"vlan_raw_device"`
 }
 
 var timeoutAttrTypes = map[string]attr.Type{
@@ -66,10 +72,17 @@ func networkID(node, iface string) string { return node + "/" + iface }
 // fromAPI sets every attribute PVE reports from one interface of the staged
 // (interfaces.new) view, which is what GET returns.
 func (m *nodeNetworkModel) fromAPI(ctx context.Context, node string, in *pve.NetworkInterface) diag.Diagnostics {
-	var diags diag.Diagnostics
 	m.ID = types.StringValue(networkID(node, in.Iface))
 	m.Node = types.StringValue(node)
 	m.Iface = types.StringValue(in.Iface)
+	m.Active = types.BoolValue(in.Active)
+	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutAttrTypes)}
+	return m.ifaceSettings.fromAPI(ctx, in)
+}
+
+// fromAPI sets the shared interface attributes from what PVE reports.
+func (m *ifaceSettings) fromAPI(ctx context.Context, in *pve.NetworkInterface) diag.Diagnostics {
+	var diags diag.Diagnostics
 	m.Type = types.StringValue(in.Type)
 	m.CIDR = optString(interfaceCIDR(in.CIDR, in.Address, in.Netmask))
 	m.Gateway = optString(in.Gateway)
@@ -82,8 +95,6 @@ func (m *nodeNetworkModel) fromAPI(ctx context.Context, node string, in *pve.Net
 	}
 	m.Autostart = types.BoolValue(in.Autostart)
 	m.Comments = optString(strings.TrimSuffix(in.Comments, "\n"))
-	m.Active = types.BoolValue(in.Active)
-	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutAttrTypes)}
 
 	m.BridgePorts = types.ListNull(types.StringType)
 	m.BridgeVLANAware = types.BoolValue(false)
@@ -123,10 +134,19 @@ func (m *nodeNetworkModel) fromAPI(ctx context.Context, node string, in *pve.Net
 // is the current state: attributes set there but null in the plan are
 // removed with PVE's delete list, never sent empty.
 func (m *nodeNetworkModel) request(ctx context.Context, prior *nodeNetworkModel) (pve.NetworkInterfaceRequest, diag.Diagnostics) {
+	if prior == nil {
+		return m.ifaceSettings.request(ctx, m.Iface.ValueString(), nil)
+	}
+	return m.ifaceSettings.request(ctx, m.Iface.ValueString(), &prior.ifaceSettings)
+}
+
+// request builds the PVE parameters of interface iface; see
+// nodeNetworkModel.request.
+func (m *ifaceSettings) request(ctx context.Context, iface string, prior *ifaceSettings) (pve.NetworkInterfaceRequest, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	r := pve.NetworkInterfaceRequest{Type: m.Type.ValueString()}
 	var del []string
-	str := func(planned types.String, priorV func(*nodeNetworkModel) types.String, param string) *string {
+	str := func(planned types.String, priorV func(*ifaceSettings) types.String, param string) *string {
 		if !planned.IsNull() && !planned.IsUnknown() {
 			v := planned.ValueString()
 			return &v
@@ -136,15 +156,15 @@ func (m *nodeNetworkModel) request(ctx context.Context, prior *nodeNetworkModel)
 		}
 		return nil
 	}
-	r.CIDR = str(m.CIDR, func(p *nodeNetworkModel) types.String { return p.CIDR }, "cidr")
-	r.Gateway = str(m.Gateway, func(p *nodeNetworkModel) types.String { return p.Gateway }, "gateway")
-	r.CIDR6 = str(m.CIDR6, func(p *nodeNetworkModel) types.String { return p.CIDR6 }, "cidr6")
-	r.Gateway6 = str(m.Gateway6, func(p *nodeNetworkModel) types.String { return p.Gateway6 }, "gateway6")
-	r.Comments = str(m.Comments, func(p *nodeNetworkModel) types.String { return p.Comments }, "comments")
-	r.BridgeVIDs = str(m.BridgeVIDs, func(p *nodeNetworkModel) types.String { return p.BridgeVIDs }, "bridge_vids")
-	r.BondMode = str(m.BondMode, func(p *nodeNetworkModel) types.String { return p.BondMode }, "bond_mode")
-	r.BondXmitHashPolicy = str(m.BondXmitHashPolicy, func(p *nodeNetworkModel) types.String { return p.BondXmitHashPolicy }, "bond_xmit_hash_policy")
-	r.BondPrimary = str(m.BondPrimary, func(p *nodeNetworkModel) types.String { return p.BondPrimary }, "bond-primary")
+	r.CIDR = str(m.CIDR, func(p *ifaceSettings) types.String { return p.CIDR }, "cidr")
+	r.Gateway = str(m.Gateway, func(p *ifaceSettings) types.String { return p.Gateway }, "gateway")
+	r.CIDR6 = str(m.CIDR6, func(p *ifaceSettings) types.String { return p.CIDR6 }, "cidr6")
+	r.Gateway6 = str(m.Gateway6, func(p *ifaceSettings) types.String { return p.Gateway6 }, "gateway6")
+	r.Comments = str(m.Comments, func(p *ifaceSettings) types.String { return p.Comments }, "comments")
+	r.BridgeVIDs = str(m.BridgeVIDs, func(p *ifaceSettings) types.String { return p.BridgeVIDs }, "bridge_vids")
+	r.BondMode = str(m.BondMode, func(p *ifaceSettings) types.String { return p.BondMode }, "bond_mode")
+	r.BondXmitHashPolicy = str(m.BondXmitHashPolicy, func(p *ifaceSettings) types.String { return p.BondXmitHashPolicy }, "bond_xmit_hash_policy")
+	r.BondPrimary = str(m.BondPrimary, func(p *ifaceSettings) types.String { return p.BondPrimary }, "bond-primary")
 
 	if !m.MTU.IsNull() && !m.MTU.IsUnknown() {
 		v := m.MTU.ValueInt64()
@@ -154,8 +174,8 @@ func (m *nodeNetworkModel) request(ctx context.Context, prior *nodeNetworkModel)
 	}
 	// PVE derives the raw device and id of a vlan named parent.id from
 	// the name; only custom-named vlans carry them as options.
-	if m.Type.ValueString() == typeVLAN && !isDottedVLAN(m.Iface.ValueString()) {
-		r.VLANRawDevice = str(m.VLANRawDevice, func(p *nodeNetworkModel) types.String { return p.VLANRawDevice }, "vlan-raw-device")
+	if m.Type.ValueString() == typeVLAN && !isDottedVLAN(iface) {
+		r.VLANRawDevice = str(m.VLANRawDevice, func(p *ifaceSettings) types.String { return p.VLANRawDevice }, "vlan-raw-device")
 		if !m.VLANID.IsNull() && !m.VLANID.IsUnknown() {
 			v := m.VLANID.ValueInt64()
 			r.VLANID = &v
@@ -171,7 +191,7 @@ func (m *nodeNetworkModel) request(ctx context.Context, prior *nodeNetworkModel)
 		v := m.BridgeVLANAware.ValueBool()
 		r.BridgeVLANAware = &v
 	}
-	list := func(planned types.List, priorV func(*nodeNetworkModel) types.List, param string) *[]string {
+	list := func(planned types.List, priorV func(*ifaceSettings) types.List, param string) *[]string {
 		if !planned.IsNull() && !planned.IsUnknown() {
 			var out []string
 			diags.Append(planned.ElementsAs(ctx, &out, false)...)
@@ -182,8 +202,8 @@ func (m *nodeNetworkModel) request(ctx context.Context, prior *nodeNetworkModel)
 		}
 		return nil
 	}
-	r.BridgePorts = list(m.BridgePorts, func(p *nodeNetworkModel) types.List { return p.BridgePorts }, "bridge_ports")
-	r.Slaves = list(m.Slaves, func(p *nodeNetworkModel) types.List { return p.Slaves }, "slaves")
+	r.BridgePorts = list(m.BridgePorts, func(p *ifaceSettings) types.List { return p.BridgePorts }, "bridge_ports")
+	r.Slaves = list(m.Slaves, func(p *ifaceSettings) types.List { return p.Slaves }, "slaves")
 	if prior != nil {
 		r.Delete = del
 	}

@@ -58,20 +58,20 @@ func TestFromAPIBridgeWithoutPorts(t *testing.T) {
 func TestRequestDeletesRemovedAttributes(t *testing.T) {
 	ctx := context.Background()
 	ports, _ := types.ListValueFrom(ctx, types.StringType, []string{"bond0"})
-	prior := nodeNetworkModel{
-		Iface: types.StringValue("vmbr0"), Type: types.StringValue("bridge"),
+	prior := nodeNetworkModel{Iface: types.StringValue("vmbr0"), ifaceSettings: ifaceSettings{
+		Type: types.StringValue("bridge"),
 		CIDR: types.StringValue("10.0.0.1/24"), Gateway: types.StringValue("10.0.0.254"),
 		MTU: types.Int64Value(9000), Comments: types.StringValue("x"), BridgePorts: ports,
 		BridgeVLANAware: types.BoolValue(true), BridgeVIDs: types.StringValue("2-4094"),
 		Autostart: types.BoolValue(true), Slaves: types.ListNull(types.StringType),
-	}
-	plan := nodeNetworkModel{
-		Iface: types.StringValue("vmbr0"), Type: types.StringValue("bridge"),
+	}}
+	plan := nodeNetworkModel{Iface: types.StringValue("vmbr0"), ifaceSettings: ifaceSettings{
+		Type: types.StringValue("bridge"),
 		CIDR: types.StringValue("10.0.0.2/24"), Gateway: types.StringNull(), MTU: types.Int64Null(),
 		Comments: types.StringNull(), BridgePorts: types.ListNull(types.StringType),
 		BridgeVLANAware: types.BoolValue(false), BridgeVIDs: types.StringNull(),
 		Autostart: types.BoolValue(false), Slaves: types.ListNull(types.StringType),
-	}
+	}}
 	r, d := plan.request(ctx, &prior)
 	if d.HasError() {
 		t.Fatal(d)
@@ -92,11 +92,11 @@ func TestRequestDeletesRemovedAttributes(t *testing.T) {
 // A vlan named parent.id never sends vlan-raw-device or vlan-id: PVE
 // derives both from the name.
 func TestRequestDottedVLAN(t *testing.T) {
-	m := nodeNetworkModel{
-		Iface: types.StringValue("bridge0.60"), Type: types.StringValue("vlan"),
+	m := nodeNetworkModel{Iface: types.StringValue("bridge0.60"), ifaceSettings: ifaceSettings{
+		Type:   types.StringValue("vlan"),
 		VLANID: types.Int64Value(60), VLANRawDevice: types.StringValue("bridge0"),
 		BridgePorts: types.ListNull(types.StringType), Slaves: types.ListNull(types.StringType),
-	}
+	}}
 	r, _ := m.request(context.Background(), nil)
 	if r.VLANID != nil || r.VLANRawDevice != nil {
 		t.Errorf("dotted vlan sent derived options: id=%v dev=%v", r.VLANID, r.VLANRawDevice)

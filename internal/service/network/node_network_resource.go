@@ -50,14 +50,14 @@ func NewNodeNetworkResource() resource.Resource {
 type nodeNetworkResource struct{ framework.ResourceBase }
 
 func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	onlyFor := func(t string) string { return " Only for `type = \"" + t + "\"`." }
+	attrs := ifaceSettingsAttributes(false)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One network interface of a node (`/etc/network/interfaces`): a bridge, bond, VLAN or physical NIC (`eth`). " +
 			"PVE stages every change in `interfaces.new`; this resource applies it at once (`ifreload -a`, one node at a time, never two reloads on one node at once) " +
 			"and reverts the staged change if the reload fails. It refuses to run while the node has pending network changes made outside Terraform. " +
 			"A physical NIC (`eth`) always exists: creating the resource adopts it, destroying it removes its configuration, never the NIC.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
-		Attributes: map[string]schema.Attribute{
+		Attributes: mergeAttributes(attrs, map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "`node/iface`.",
@@ -78,119 +78,150 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 					stringvalidator.RegexMatches(ifaceNameRE, "must start with a letter and contain only letters, digits and underscores, optionally followed by .VLANID"),
 				},
 			},
-			"type": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "`bridge`, `bond`, `vlan` or `eth` (a physical NIC). Changing it replaces the interface.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.OneOf(interfaceTypes...)},
-			},
-			"cidr": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "IPv4 address with prefix length, such as `172.27.2.10/24`.",
-				Validators:          []validator.String{cidrValidator{v6: false}},
-			},
-			"gateway": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "IPv4 default gateway. A node has one default gateway: PVE refuses a second one on another interface.",
-				Validators:          []validator.String{ipValidator{v6: false}, stringvalidator.AlsoRequires(path.MatchRoot("cidr"))},
-			},
-			"cidr6": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "IPv6 address with prefix length, such as `fd00::10/64`.",
-				Validators:          []validator.String{cidrValidator{v6: true}},
-			},
-			"gateway6": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "IPv6 default gateway.",
-				Validators:          []validator.String{ipValidator{v6: true}, stringvalidator.AlsoRequires(path.MatchRoot("cidr6"))},
-			},
-			"mtu": schema.Int64Attribute{
-				Optional:            true,
-				MarkdownDescription: "MTU, 1280 to 65520. A bond's slaves, a bridge's ports and a VLAN's raw device need an MTU at least as large (PVE's default is 1500).",
-				Validators:          []validator.Int64{int64validator.Between(1280, 65520)},
-			},
-			"autostart": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(true),
-				MarkdownDescription: "Bring the interface up at boot (`auto` line). Default `true`, as in the PVE UI.",
-			},
-			"comments": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Comment stored with the interface.",
-			},
-			"bridge_ports": schema.ListAttribute{
-				ElementType:         types.StringType,
-				Optional:            true,
-				MarkdownDescription: "Interfaces enslaved to the bridge, such as `[\"bond0\"]`." + onlyFor(typeBridge),
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")),
-				},
-			},
-			"bridge_vlan_aware": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Make the bridge VLAN-aware. Default `false`." + onlyFor(typeBridge),
-			},
-			"bridge_vids": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "VLAN ids a VLAN-aware bridge carries, space-separated ids and ranges such as `2-4094` or `10 20 100-200`. PVE uses `2-4094` when unset. Needs `bridge_vlan_aware = true`.",
-				Validators:          []validator.String{vidsValidator{}},
-				PlanModifiers:       []planmodifier.String{bridgeVIDsPlanModifier{}},
-			},
-			"slaves": schema.ListAttribute{
-				ElementType:         types.StringType,
-				Optional:            true,
-				MarkdownDescription: "Interfaces bonded together, such as `[\"bcm5720p0\", \"bcm5720p1\"]`. Required for a bond." + onlyFor(typeBond),
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")),
-				},
-			},
-			"bond_mode": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "Bonding mode: `" + strings.Join(bondModes, "`, `") + "`. PVE uses `balance-rr` when unset." + onlyFor(typeBond),
-				Validators:          []validator.String{stringvalidator.OneOf(bondModes...)},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"bond_xmit_hash_policy": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Transmit hash policy (`layer2`, `layer2+3`, `layer3+4`); only with bond_mode `balance-xor` or `802.3ad`." + onlyFor(typeBond),
-				Validators:          []validator.String{stringvalidator.OneOf(bondXmitHashPolicies...)},
-			},
-			"bond_primary": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Preferred slave of an `active-backup` bond; must be one of `slaves`." + onlyFor(typeBond),
-				Validators:          []validator.String{stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")},
-			},
-			"vlan_id": schema.Int64Attribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "VLAN tag, 1 to 4094. Derived from the name for `parent.ID` names such as `bridge0.60`; required for other names." + onlyFor(typeVLAN),
-				Validators:          []validator.Int64{int64validator.Between(1, 4094)},
-				PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
-			},
-			"vlan_raw_device": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "Interface the VLAN rides on. Derived from the name for `parent.ID` names; required for other names." + onlyFor(typeVLAN),
-				Validators:          []validator.String{stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
 			"active": schema.BoolAttribute{
 				Computed:            true,
 				MarkdownDescription: "Whether the interface is up on the node.",
 				PlanModifiers:       []planmodifier.Bool{activePlanModifier{}},
 			},
-		},
+		}),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
+}
+
+// ifaceSettingsAttributes is the schema of ifaceSettings. At the root
+// (pve_node_network) a type change replaces the resource and computed
+// values keep their state; nested (an entry of pve_node_network_config's
+// interfaces) the type may change in place, so computed values are kept
+// only while the entry keeps its type.
+func ifaceSettingsAttributes(nested bool) map[string]schema.Attribute {
+	onlyFor := func(t string) string { return " Only for `type = \"" + t + "\"`." }
+	typeModifiers := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	typeChange := " Changing it replaces the interface."
+	keepString := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+	keepInt64 := []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}
+	if nested {
+		typeModifiers = nil
+		typeChange = " Changing a bridge, bond or VLAN to another type deletes and recreates it in the same reload."
+		keepString = []planmodifier.String{sameTypeStringPlanModifier{}}
+		keepInt64 = []planmodifier.Int64{sameTypeInt64PlanModifier{}}
+	}
+	return map[string]schema.Attribute{
+		"type": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: "`bridge`, `bond`, `vlan` or `eth` (a physical NIC)." + typeChange,
+			PlanModifiers:       typeModifiers,
+			Validators:          []validator.String{stringvalidator.OneOf(interfaceTypes...)},
+		},
+		"cidr": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "IPv4 address with prefix length, such as `172.27.2.10/24`.",
+			Validators:          []validator.String{cidrValidator{v6: false}},
+		},
+		"gateway": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "IPv4 default gateway. A node has one default gateway: PVE refuses a second one on another interface.",
+			Validators:          []validator.String{ipValidator{v6: false}, stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("cidr"))},
+		},
+		"cidr6": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "IPv6 address with prefix length, such as `fd00::10/64`.",
+			Validators:          []validator.String{cidrValidator{v6: true}},
+		},
+		"gateway6": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "IPv6 default gateway.",
+			Validators:          []validator.String{ipValidator{v6: true}, stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("cidr6"))},
+		},
+		"mtu": schema.Int64Attribute{
+			Optional:            true,
+			MarkdownDescription: "MTU, 1280 to 65520. A bond's slaves, a bridge's ports and a VLAN's raw device need an MTU at least as large (PVE's default is 1500).",
+			Validators:          []validator.Int64{int64validator.Between(1280, 65520)},
+		},
+		"autostart": schema.BoolAttribute{
+			Optional:            true,
+			Computed:            true,
+			Default:             booldefault.StaticBool(true),
+			MarkdownDescription: "Bring the interface up at boot (`auto` line). Default `true`, as in the PVE UI.",
+		},
+		"comments": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Comment stored with the interface.",
+		},
+		"bridge_ports": schema.ListAttribute{
+			ElementType:         types.StringType,
+			Optional:            true,
+			MarkdownDescription: "Interfaces enslaved to the bridge, such as `[\"bond0\"]`." + onlyFor(typeBridge),
+			Validators: []validator.List{
+				listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
+				listvalidator.ValueStringsAre(stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")),
+			},
+		},
+		"bridge_vlan_aware": schema.BoolAttribute{
+			Optional:            true,
+			Computed:            true,
+			Default:             booldefault.StaticBool(false),
+			MarkdownDescription: "Make the bridge VLAN-aware. Default `false`." + onlyFor(typeBridge),
+		},
+		"bridge_vids": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "VLAN ids a VLAN-aware bridge carries, space-separated ids and ranges such as `2-4094` or `10 20 100-200`. PVE uses `2-4094` when unset. Needs `bridge_vlan_aware = true`.",
+			Validators:          []validator.String{vidsValidator{}},
+			PlanModifiers:       []planmodifier.String{bridgeVIDsPlanModifier{}},
+		},
+		"slaves": schema.ListAttribute{
+			ElementType:         types.StringType,
+			Optional:            true,
+			MarkdownDescription: "Interfaces bonded together, such as `[\"bcm5720p0\", \"bcm5720p1\"]`. Required for a bond." + onlyFor(typeBond),
+			Validators: []validator.List{
+				listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
+				listvalidator.ValueStringsAre(stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")),
+			},
+		},
+		"bond_mode": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "Bonding mode: `" + strings.Join(bondModes, "`, `") + "`. PVE uses `balance-rr` when unset." + onlyFor(typeBond),
+			Validators:          []validator.String{stringvalidator.OneOf(bondModes...)},
+			PlanModifiers:       keepString,
+		},
+		"bond_xmit_hash_policy": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Transmit hash policy (`layer2`, `layer2+3`, `layer3+4`); only with bond_mode `balance-xor` or `802.3ad`." + onlyFor(typeBond),
+			Validators:          []validator.String{stringvalidator.OneOf(bondXmitHashPolicies...)},
+		},
+		"bond_primary": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Preferred slave of an `active-backup` bond; must be one of `slaves`." + onlyFor(typeBond),
+			Validators:          []validator.String{stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")},
+		},
+		"vlan_id": schema.Int64Attribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "VLAN tag, 1 to 4094. Derived from the name for `parent.ID` names such as `bridge0.60`; required for other names." + onlyFor(typeVLAN),
+			Validators:          []validator.Int64{int64validator.Between(1, 4094)},
+			PlanModifiers:       keepInt64,
+		},
+		"vlan_raw_device": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "Interface the VLAN rides on. Derived from the name for `parent.ID` names; required for other names." + onlyFor(typeVLAN),
+			Validators:          []validator.String{stringvalidator.RegexMatches(ifaceNameRE, "must be an interface name")},
+			PlanModifiers:       keepString,
+		},
+	}
+}
+
+func mergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attribute {
+	out := map[string]schema.Attribute{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -212,7 +243,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if plan.Type.ValueString() == typeEth {
 			// A physical NIC is always listed; "creating" it configures it.
 			existing := findInterface(current, iface)
@@ -275,7 +306,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
@@ -299,7 +330,7 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	defer cancel()
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
-	warnings, err := applyNetworkChange(ctx, r.PD, node, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return errNothingToDo
 		}

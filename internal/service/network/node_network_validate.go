@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -38,7 +39,17 @@ var typeAttributes = map[string][]string{
 func (r *nodeNetworkResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m nodeNetworkModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.Type.IsUnknown() || m.Type.IsNull() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	validateIfaceSettings(ctx, &m.ifaceSettings, m.Iface, path.Empty(), path.Root("iface"), &resp.Diagnostics)
+}
+
+// validateIfaceSettings applies the per-type rules to one interface whose
+// attributes live under base (the root for pve_node_network, one map entry
+// of pve_node_network_config); errors about the name go to namePath.
+func validateIfaceSettings(ctx context.Context, m *ifaceSettings, iface types.String, base, namePath path.Path, diags *diag.Diagnostics) {
+	if m.Type.IsUnknown() || m.Type.IsNull() {
 		return
 	}
 	typ := m.Type.ValueString()
@@ -51,46 +62,46 @@ func (r *nodeNetworkResource) ValidateConfig(ctx context.Context, req resource.V
 		if v.IsNull() || slices.Contains(typeAttributes[name], typ) {
 			continue
 		}
-		resp.Diagnostics.AddAttributeError(path.Root(name), "Attribute not valid for this interface type",
+		diags.AddAttributeError(base.AtName(name), "Attribute not valid for this interface type",
 			fmt.Sprintf("%s applies only to type = %q; this interface has type = %q. Remove %s or change type.", name, typeAttributes[name][0], typ, name))
 	}
 	if typ != typeBridge && !m.BridgeVLANAware.IsNull() && !m.BridgeVLANAware.IsUnknown() && m.BridgeVLANAware.ValueBool() {
-		resp.Diagnostics.AddAttributeError(path.Root("bridge_vlan_aware"), "Attribute not valid for this interface type",
+		diags.AddAttributeError(base.AtName("bridge_vlan_aware"), "Attribute not valid for this interface type",
 			fmt.Sprintf("bridge_vlan_aware applies only to type = \"bridge\"; this interface has type = %q.", typ))
 	}
 
 	switch typ {
 	case typeBridge:
 		if !m.BridgeVIDs.IsNull() && !m.BridgeVLANAware.IsUnknown() && (m.BridgeVLANAware.IsNull() || !m.BridgeVLANAware.ValueBool()) {
-			resp.Diagnostics.AddAttributeError(path.Root("bridge_vids"), "bridge_vids needs a VLAN-aware bridge",
+			diags.AddAttributeError(base.AtName("bridge_vids"), "bridge_vids needs a VLAN-aware bridge",
 				"Set bridge_vlan_aware = true, or remove bridge_vids.")
 		}
 	case typeBond:
 		if m.Slaves.IsNull() {
-			resp.Diagnostics.AddAttributeError(path.Root("slaves"), "Missing bond slaves",
+			diags.AddAttributeError(base.AtName("slaves"), "Missing bond slaves",
 				"A bond needs slaves, such as slaves = [\"bcm5720p0\", \"bcm5720p1\"].")
 		}
 		mode := m.BondMode.ValueString()
 		if !m.BondXmitHashPolicy.IsNull() && !m.BondMode.IsUnknown() && mode != "balance-xor" && mode != "802.3ad" {
-			resp.Diagnostics.AddAttributeError(path.Root("bond_xmit_hash_policy"), "bond_xmit_hash_policy needs bond_mode balance-xor or 802.3ad",
+			diags.AddAttributeError(base.AtName("bond_xmit_hash_policy"), "bond_xmit_hash_policy needs bond_mode balance-xor or 802.3ad",
 				fmt.Sprintf("PVE only uses a transmit hash policy in balance-xor and 802.3ad mode; bond_mode is %q. Remove bond_xmit_hash_policy or change bond_mode.", modeOrDefault(mode)))
 		}
 		if !m.BondPrimary.IsNull() && !m.BondPrimary.IsUnknown() {
 			if !m.BondMode.IsUnknown() && mode != "active-backup" {
-				resp.Diagnostics.AddAttributeError(path.Root("bond_primary"), "bond_primary needs bond_mode active-backup",
+				diags.AddAttributeError(base.AtName("bond_primary"), "bond_primary needs bond_mode active-backup",
 					fmt.Sprintf("PVE only uses a primary slave in active-backup mode; bond_mode is %q.", modeOrDefault(mode)))
 			}
 			var slaves []string
 			if !m.Slaves.IsNull() && !m.Slaves.IsUnknown() {
-				resp.Diagnostics.Append(m.Slaves.ElementsAs(ctx, &slaves, true)...)
+				diags.Append(m.Slaves.ElementsAs(ctx, &slaves, true)...)
 				if !slices.Contains(slaves, m.BondPrimary.ValueString()) {
-					resp.Diagnostics.AddAttributeError(path.Root("bond_primary"), "bond_primary is not a slave",
+					diags.AddAttributeError(base.AtName("bond_primary"), "bond_primary is not a slave",
 						fmt.Sprintf("bond_primary %q must be one of slaves %v.", m.BondPrimary.ValueString(), slaves))
 				}
 			}
 		}
 	case typeVLAN:
-		validateVLANName(&m, resp)
+		validateVLANName(m, iface, base, namePath, diags)
 	}
 }
 
@@ -103,41 +114,41 @@ func modeOrDefault(mode string) string {
 
 // validateVLANName applies PVE's naming rules: parent.ID derives both values
 // from the name, vlanID needs a raw device, any other name needs both.
-func validateVLANName(m *nodeNetworkModel, resp *resource.ValidateConfigResponse) {
-	if m.Iface.IsUnknown() {
+func validateVLANName(m *ifaceSettings, iface types.String, base, namePath path.Path, diags *diag.Diagnostics) {
+	if iface.IsUnknown() || iface.IsNull() {
 		return
 	}
-	name := m.Iface.ValueString()
+	name := iface.ValueString()
 	if parent, id, ok := splitDottedVLAN(name); ok {
 		if id < 1 || id > 4094 {
-			resp.Diagnostics.AddAttributeError(path.Root("iface"), "VLAN id out of range",
+			diags.AddAttributeError(namePath, "VLAN id out of range",
 				fmt.Sprintf("The VLAN id in %q must be between 1 and 4094.", name))
 		}
 		if !m.VLANID.IsNull() && !m.VLANID.IsUnknown() && m.VLANID.ValueInt64() != id {
-			resp.Diagnostics.AddAttributeError(path.Root("vlan_id"), "vlan_id contradicts the interface name",
+			diags.AddAttributeError(base.AtName("vlan_id"), "vlan_id contradicts the interface name",
 				fmt.Sprintf("%q carries VLAN %d in its name; remove vlan_id or set it to %d.", name, id, id))
 		}
 		if !m.VLANRawDevice.IsNull() && !m.VLANRawDevice.IsUnknown() && m.VLANRawDevice.ValueString() != parent {
-			resp.Diagnostics.AddAttributeError(path.Root("vlan_raw_device"), "vlan_raw_device contradicts the interface name",
+			diags.AddAttributeError(base.AtName("vlan_raw_device"), "vlan_raw_device contradicts the interface name",
 				fmt.Sprintf("%q rides on %q by its name; remove vlan_raw_device or set it to %q.", name, parent, parent))
 		}
 		return
 	}
 	if m.VLANRawDevice.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("vlan_raw_device"), "Missing vlan_raw_device",
+		diags.AddAttributeError(base.AtName("vlan_raw_device"), "Missing vlan_raw_device",
 			fmt.Sprintf("A VLAN not named PARENT.ID (such as bridge0.60) needs vlan_raw_device; %q is not.", name))
 	}
 	if strings.HasPrefix(name, "vlan") {
 		if id, err := strconv.ParseInt(strings.TrimPrefix(name, "vlan"), 10, 64); err == nil {
 			if id < 1 || id > 4094 {
-				resp.Diagnostics.AddAttributeError(path.Root("iface"), "VLAN id out of range",
+				diags.AddAttributeError(namePath, "VLAN id out of range",
 					fmt.Sprintf("The VLAN id in %q must be between 1 and 4094.", name))
 			}
 			return
 		}
 	}
 	if m.VLANID.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("vlan_id"), "Missing vlan_id",
+		diags.AddAttributeError(base.AtName("vlan_id"), "Missing vlan_id",
 			fmt.Sprintf("A VLAN with a custom name such as %q needs vlan_id.", name))
 	}
 }
@@ -256,18 +267,21 @@ func (bridgeVIDsPlanModifier) PlanModifyString(ctx context.Context, req planmodi
 	if !req.ConfigValue.IsNull() {
 		return
 	}
+	// Siblings of this attribute: the root for pve_node_network, the
+	// interface's map entry for pve_node_network_config.
+	base := req.Path.ParentPath()
 	var aware, priorAware types.Bool
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("bridge_vlan_aware"), &aware)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, base.AtName("bridge_vlan_aware"), &aware)...)
 	var typ types.String
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("type"), &typ)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, base.AtName("type"), &typ)...)
 	if typ.ValueString() != typeBridge || (!aware.IsUnknown() && !aware.ValueBool()) {
 		resp.PlanValue = types.StringNull()
 		return
 	}
-	if req.State.Raw.IsNull() {
+	if req.State.Raw.IsNull() || req.StateValue.IsNull() {
 		return
 	}
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("bridge_vlan_aware"), &priorAware)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, base.AtName("bridge_vlan_aware"), &priorAware)...)
 	if priorAware.ValueBool() && !req.StateValue.IsNull() {
 		resp.PlanValue = req.StateValue
 	}
