@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make lab [LAB=<lab file>] [LAB_DIR=<dir>] [START=<state>] [PVE_RELEASE=<release>]:
+# make lab [LAB=<lab file or shipped lab name>] [LAB_DIR=<dir>] [START=<state>] [PVE_RELEASE=<release>]:
 # runs a configuration against the PVE simulator (cmd/pvesim), end to end:
 #   1. builds cmd/pvesim and the provider into a temp dir;
 #   2. starts pvesim from the lab file (default: examples/labs/reference/lab.json, whose
@@ -29,10 +29,7 @@ pvesim_tag=lab.sh
 . "$root/scripts/lib/pvesim.sh"
 
 lab_file="${LAB:-}"
-if [ -n "$lab_file" ]; then
-	[ -f "$lab_file" ] || pvesim_die "LAB=$lab_file does not exist"
-	lab_file="$(cd "$(dirname "$lab_file")" && pwd)/$(basename "$lab_file")"
-fi
+[ -z "$lab_file" ] || lab_file="$(pvesim_resolve_lab "$lab_file")"
 if [ -n "${LAB_DIR:-}" ]; then
 	lab_dir=$LAB_DIR
 elif [ -n "$lab_file" ] && compgen -G "$(dirname "$lab_file")/*.tf" >/dev/null; then

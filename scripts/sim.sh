@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make sim [LAB=<lab file>] [START=<state>] [PVE_RELEASE=<release>] [SIM_DIR=<dir>]
+# make sim [LAB=<lab file or shipped lab name>] [START=<state>] [PVE_RELEASE=<release>] [SIM_DIR=<dir>]
 #          [SIM_PORT=<port>] [SIM_ARGS="<more pvesim flags>"]:
 # starts pvesim from a lab file (default: examples/labs/reference/lab.json) and keeps it
 # running in the foreground until Ctrl-C, for your own configuration. It writes to SIM_DIR

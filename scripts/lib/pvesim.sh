@@ -29,8 +29,19 @@ pvesim_build() {
 	pvesim_bin=$dir/bin
 }
 
+# pvesim_resolve_lab LAB: prints the absolute path of a lab file; LAB is a path, or the
+# name of a lab shipped in examples/labs (reference, diskless, consumer).
+pvesim_resolve_lab() {
+	local lab=$1
+	if [ ! -f "$lab" ] && [ -f "$pvesim_root/examples/labs/$lab/lab.json" ]; then
+		lab="$pvesim_root/examples/labs/$lab/lab.json"
+	fi
+	[ -f "$lab" ] || pvesim_die "lab file $lab does not exist (a path, or one of: $(cd "$pvesim_root/examples/labs" && ls -d -- */ 2>/dev/null | tr -d / | paste -sd ' ' -))"
+	echo "$(cd "$(dirname "$lab")" && pwd)/$(basename "$lab")"
+}
+
 # pvesim_lab_args LAB START RELEASE: sets pvesim_args to pvesim's lab flags. LAB is a lab
-# file ("" = the reference lab when it exists, else pvesim's built-in default nodes); START
+# file or shipped lab name ("" = the reference lab when it exists, else pvesim's built-in default nodes); START
 # and RELEASE override the lab file's start and pve_release when not empty. Also sets
 # pvesim_lab (the absolute lab file or "") and pvesim_node_count.
 pvesim_lab_args() {
@@ -42,8 +53,7 @@ pvesim_lab_args() {
 		lab="$pvesim_root/$pvesim_reference_lab"
 	fi
 	if [ -n "$lab" ]; then
-		[ -f "$lab" ] || pvesim_die "lab file $lab does not exist"
-		pvesim_lab="$(cd "$(dirname "$lab")" && pwd)/$(basename "$lab")"
+		pvesim_lab="$(pvesim_resolve_lab "$lab")"
 		pvesim_args+=(-lab "$pvesim_lab")
 		pvesim_node_count="$("$pvesim_bin/jsonfield" 'nodes.*.name' <"$pvesim_lab" | wc -l | tr -d ' ')" ||
 			pvesim_die "$lab: no nodes list (see examples/labs/README.md)"
