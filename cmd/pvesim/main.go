@@ -40,11 +40,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sshListen := fs.String("ssh-listen", "", "host:port of the first node's sshd; further nodes use the following ports (default: -listen's host, free ports)")
 	release := fs.String("pve-release", pvesim.DefaultRelease, "PVE release to simulate: "+strings.Join(pvesim.Releases(), ", "))
 	noCeph := fs.Bool("ceph-not-installed", false, "start the nodes without the Ceph daemons, as before pveceph install")
+	labFile := fs.String("lab", "", "start from this lab file (examples/labs/README.md); it names the nodes, release and cluster")
+	labName := fs.String("lab-name", "", "start from a lab shipped in examples/labs: "+strings.Join(pvesim.ShippedLabNames(), ", "))
+	start := fs.String("start", "", "the lab's starting state, overriding the file's: "+
+		strings.Join([]string{pvesim.StartFreshInstall, pvesim.StartCluster, pvesim.StartHandBuilt}, ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	lab, err := loadLab(fs, *labFile, *labName, *start)
+	if err != nil {
+		return err
 	}
 	var names []string
 	for _, n := range strings.Split(*nodes, ",") {
@@ -59,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sim, err := pvesim.Start(pvesim.Options{
 		Nodes: names, ClusterName: *cluster, Listen: *listen, StatePath: *state,
 		RequestLogPath: *reqLog, TaskDuration: td, AuthFailureDelay: *authDelay, PVERelease: *release,
-		SSHListen: *sshListen, CephNotInstalled: *noCeph,
+		SSHListen: *sshListen, CephNotInstalled: *noCeph, Lab: lab,
 	})
 	if err != nil {
 		return err
@@ -75,4 +83,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	<-ctx.Done()
 	return sim.Close()
+}
+
+// loadLab reads the lab of -lab or -lab-name and applies -start; nil
+// without either. A lab decides nodes, release, cluster and Ceph, so those
+// flags given with it are refused rather than silently ignored.
+func loadLab(fs *flag.FlagSet, file, name, start string) (*pvesim.Lab, error) {
+	if file == "" && name == "" {
+		if start != "" {
+			return nil, fmt.Errorf("-start needs -lab or -lab-name")
+		}
+		return nil, nil
+	}
+	if file != "" && name != "" {
+		return nil, fmt.Errorf("-lab and -lab-name are exclusive: give a file or a shipped lab's name")
+	}
+	var conflict error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "nodes", "cluster", "pve-release", "ceph-not-installed":
+			if conflict == nil {
+				conflict = fmt.Errorf("-%s conflicts with a lab: the lab file decides the nodes, release, cluster and Ceph (use -start to choose the state)", f.Name)
+			}
+		}
+	})
+	if conflict != nil {
+		return nil, conflict
+	}
+	var lab *pvesim.Lab
+	var err error
+	if file != "" {
+		lab, err = pvesim.LoadLab(file)
+	} else {
+		lab, err = pvesim.ShippedLab(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if start != "" {
+		lab.Start = start
+		if start != pvesim.StartFreshInstall && lab.ClusterName == "" {
+			lab.ClusterName = pvesim.DefaultLabClusterName
+		}
+		if err := lab.Validate(); err != nil {
+			return nil, fmt.Errorf("-start: %w", err)
+		}
+	}
+	return lab, nil
 }

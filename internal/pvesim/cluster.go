@@ -21,9 +21,12 @@ const (
 	joinAPIVersion   = 1
 )
 
-// hostIP is what the node's name resolves to (/etc/hosts): the reference
-// lab's management addresses.
+// hostIP is what the node's name resolves to (/etc/hosts): the lab's
+// management address, or without a lab the reference lab's.
 func (s *Sim) hostIP(node string) string {
+	if ns := s.st.Nodes[node]; ns != nil && ns.Mgmt != nil {
+		return ns.Mgmt.Address
+	}
 	for i, n := range s.st.NodeOrder {
 		if n == node {
 			return fmt.Sprintf("172.27.2.%d", 10+i)
@@ -663,7 +666,7 @@ func joinCluster(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("starting pve-cluster failed: node '%s' is no longer in the cluster configuration", node)
 		}
 		host, _, _ := net.SplitHostPort(s.opts.Listen)
-		certPEM, keyPEM, err := issueLeaf(d, node, host)
+		certPEM, keyPEM, err := issueLeafFor(d, node, host, s.st.Nodes[node].Mgmt)
 		if err != nil {
 			return 0, err
 		}

@@ -27,6 +27,11 @@ type simDisk struct {
 	// (storage_disks.go).
 	VG    string `json:"vg,omitempty"`
 	ZPool string `json:"zpool,omitempty"`
+	// PLP and SyncWriteIOPS come from a lab file (LabDisk): power-loss
+	// protection, and what fio measures with 4K QD1 --fsync=1 writes
+	// (cli_fio.go); 0 = the drive family's model.
+	PLP           bool `json:"plp,omitempty"`
+	SyncWriteIOPS int  `json:"sync_write_iops,omitempty"`
 }
 
 const (

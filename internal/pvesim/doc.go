@@ -31,6 +31,10 @@
 //	perf_*.go          what keeps a request cheap at 650 resources: the route tree, memoized parses and
 //	                   sizes, reflection-free JSON (byte for byte json.Marshal; BenchmarkNoChangePlan)
 //	version.go         the simulated releases (9.1, 8.4) and what differs between them
+//	lab_model.go       a lab as data (Lab: nodes, NICs, disks, management); lab.go: LoadLab/ParseLab and
+//	                   their validation, ShippedLab (examples/labs)
+//	lab_start.go       the starting states newState builds from Options.Lab: the installer's (vmbr0,
+//	                   /etc/hosts, pve/data, no Ceph) and clustered; start_handbuilt.go: the lab built by hand
 //
 // The API areas:
 //

@@ -72,6 +72,11 @@ type NodeInfo struct {
 	SSHEndpoint           string `json:"ssh_endpoint,omitempty"`
 	SSHHostKey            string `json:"ssh_host_key,omitempty"`
 	SSHHostKeyFingerprint string `json:"ssh_host_key_fingerprint,omitempty"`
+	// ManagementAddress and FQDN are the lab's (Options.Lab): the address
+	// the installer put on vmbr0 and the name /etc/hosts gives it. Empty
+	// without a lab.
+	ManagementAddress string `json:"management_address,omitempty"`
+	FQDN              string `json:"fqdn,omitempty"`
 }
 
 // Info is what a client needs; top-level values are the first node's.
@@ -85,6 +90,9 @@ type Info struct {
 	// SSHClientKey is the private key (OpenSSH PEM) every node authorizes
 	// for root; empty with Options.NoSSH.
 	SSHClientKey string `json:"ssh_client_key,omitempty"`
+	// ManagementAddress and FQDN are the first node's (NodeInfo).
+	ManagementAddress string `json:"management_address,omitempty"`
+	FQDN              string `json:"fqdn,omitempty"`
 }
 
 // DefaultNodes are the reference lab's nodes.
@@ -170,6 +178,10 @@ type nodeListener struct {
 
 // Start creates the simulator and begins serving one HTTPS listener per node.
 func Start(opts Options) (*Sim, error) {
+	// A lab decides the nodes, release, cluster and Ceph (lab_start.go).
+	if err := prepareLabOptions(&opts); err != nil {
+		return nil, err
+	}
 	if len(opts.Nodes) == 0 {
 		opts.Nodes = DefaultNodes
 	}
@@ -208,6 +220,15 @@ func Start(opts Options) (*Sim, error) {
 		var err error
 		if st, err = newState(opts); err != nil {
 			return nil, err
+		}
+		s.st = st
+		if opts.Lab != nil && opts.Lab.Start == StartHandBuilt {
+			s.mu.Lock()
+			err := s.applyHandBuilt(opts.Lab)
+			s.mu.Unlock()
+			if err != nil {
+				return nil, fmt.Errorf("lab %s: start %s: %w", opts.Lab.Name, StartHandBuilt, err)
+			}
 		}
 	}
 	s.st = st
@@ -318,6 +339,9 @@ func (s *Sim) Info() Info {
 			TLSFingerprint: ns.servedFingerprint(),
 			CACertPEM:      d.CACertPEM,
 		}
+		if ns.Mgmt != nil {
+			ni.ManagementAddress, ni.FQDN = ns.Mgmt.Address, ns.Mgmt.FQDN
+		}
 		s.sshInfo(nl.node, &ni)
 		info.Nodes = append(info.Nodes, ni)
 	}
@@ -328,6 +352,7 @@ func (s *Sim) Info() Info {
 		n := info.Nodes[0]
 		info.Endpoint, info.APIToken, info.RootPassword = n.Endpoint, n.APIToken, n.RootPassword
 		info.TLSFingerprint, info.CACertPEM = n.TLSFingerprint, n.CACertPEM
+		info.ManagementAddress, info.FQDN = n.ManagementAddress, n.FQDN
 	}
 	return info
 }
@@ -357,7 +382,7 @@ func newState(opts Options) (*simState, error) {
 			}
 			st.Domains[domain] = d
 		}
-		certPEM, keyPEM, err := issueLeaf(d, name, host)
+		certPEM, keyPEM, err := issueLeafFor(d, name, host, labMgmt(opts.Lab, name))
 		if err != nil {
 			return nil, err
 		}
@@ -368,6 +393,9 @@ func newState(opts Options) (*simState, error) {
 			Applied:  defaultNetConfig(),
 			BootTime: time.Now().Add(-time.Hour).Unix(),
 		}
+	}
+	if opts.Lab != nil {
+		applyLabStart(st, opts.Lab)
 	}
 	if opts.ClusterName != "" {
 		st.Domains["cluster"].Cluster = (&Sim{st: st}).newClusterConf(opts.ClusterName, st.NodeOrder)
@@ -409,6 +437,13 @@ func newAuthDomain() (*authDomain, error) {
 }
 
 func issueLeaf(d *authDomain, node, listenHost string) (string, string, error) {
+	return issueLeafFor(d, node, listenHost, nil)
+}
+
+// issueLeafFor is issueLeaf for a node with a management address: as
+// pve-cluster's gen_pve_ssl_cert, the certificate then names the node's
+// FQDN (CN and DNS) and its /etc/hosts address (IP).
+func issueLeafFor(d *authDomain, node, listenHost string, m *nodeMgmt) (string, string, error) {
 	cb, _ := pem.Decode([]byte(d.CACertPEM))
 	kb, _ := pem.Decode([]byte(d.CAKeyPEM))
 	if cb == nil || kb == nil {
@@ -430,14 +465,23 @@ func issueLeaf(d *authDomain, node, listenHost string) (string, string, error) {
 	if ip := net.ParseIP(listenHost); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
 		ips = append(ips, ip)
 	}
+	cn, dns := node+".localdomain", []string{"localhost", node, node + ".localdomain"}
+	if m != nil {
+		if ip := net.ParseIP(m.Address); ip != nil && !ip.Equal(net.ParseIP(listenHost)) {
+			ips = append(ips, ip)
+		}
+		if m.FQDN != "" && m.FQDN != node {
+			cn, dns = m.FQDN, []string{"localhost", node, m.FQDN}
+		}
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: randSerial(),
-		Subject:      pkix.Name{CommonName: node + ".localdomain", OrganizationalUnit: []string{"PVE Cluster Node"}, Organization: []string{"Proxmox Virtual Environment"}},
+		Subject:      pkix.Name{CommonName: cn, OrganizationalUnit: []string{"PVE Cluster Node"}, Organization: []string{"Proxmox Virtual Environment"}},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().AddDate(2, 0, 0),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", node, node + ".localdomain"},
+		DNSNames:     dns,
 		IPAddresses:  ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)

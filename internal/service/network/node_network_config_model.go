@@ -35,10 +35,15 @@ func ifaceObjectType() types.ObjectType {
 }
 
 // interfaces returns the entries of interfaces; ok is false while the map
-// itself is unknown.
+// or one of its entries is unknown.
 func (m *nodeNetworkConfigModel) interfaces(ctx context.Context) (map[string]ifaceSettings, bool, diag.Diagnostics) {
 	if m.Interfaces.IsNull() || m.Interfaces.IsUnknown() {
 		return nil, !m.Interfaces.IsUnknown(), nil
+	}
+	for _, v := range m.Interfaces.Elements() {
+		if v.IsUnknown() {
+			return nil, false, nil // a whole entry unknown at plan: checks wait
+		}
 	}
 	out := map[string]ifaceSettings{}
 	diags := m.Interfaces.ElementsAs(ctx, &out, false)

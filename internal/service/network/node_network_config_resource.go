@@ -52,7 +52,8 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 			"**Ownership.** Every bridge, bond and VLAN on the node belongs to this resource: one not in `interfaces` is deleted " +
 			"(that is how the installer's `vmbr0` goes away). Physical NICs always exist: one listed is configured as written; one " +
 			"not listed is reset to a bare `manual` NIC if it carries an address, gateway, MTU or comment, and left untouched otherwise " +
-			"(it may still be a bond slave or bridge port). Do not combine it with `pve_node_network` on the same node.\n\n" +
+			"(it may still be a bond slave or bridge port). Other interface types (Open vSwitch, aliases, SDN) are left alone. " +
+			"Do not combine it with `pve_node_network` on the same node.\n\n" +
 			"**Apply.** Under the node's network lock the resource refuses to start while the node has staged changes Terraform " +
 			"did not make, then stages everything in one pass in an order in which none of PVE's checks trips: interfaces that stay " +
 			"first give up the gateways and ports they lose and unlisted NICs are reset, then leaving bridges, bonds and VLANs are " +
@@ -61,7 +62,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 			"only what this apply staged is reverted and nothing is reloaded.\n\n" +
 			"**Plan-time checks** across the interfaces: one default gateway per address family; a gateway inside its interface's " +
 			"subnet; an interface in at most one bond's `slaves` or bridge's `bridge_ports`; bond slaves are NICs, bridge ports are " +
-			"NICs, bonds or VLANs; ports, slaves and VLAN parents are in `interfaces` or are physical NICs of the node (read once " +
+			"NICs, bonds or VLANs; MTUs as PVE's writer demands (a bond's at least its slaves', a port's or VLAN parent's at least the bridge's or VLAN's); ports, slaves and VLAN parents are in `interfaces` or are physical NICs of the node (read once " +
 			"per plan); Linux bond modes only. Values unknown at plan time skip the checks that need them.\n\n" +
 			"**Destroy** never touches the node (that could cut it off): it only removes the resource from the state, with a warning.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",

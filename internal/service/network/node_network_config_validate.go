@@ -101,14 +101,14 @@ func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, dia
 			p, err1 := netip.ParsePrefix(cidr.ValueString())
 			a, err2 := netip.ParseAddr(gw.ValueString())
 			if err1 == nil && err2 == nil && !p.Masked().Contains(a) {
-				diags.AddAttributeError(ifacePath(n).AtName(fam.gw), "Gateway outside the interface's subnet",
+				addAttrError(diags, ifacePath(n).AtName(fam.gw), "Gateway outside the interface's subnet",
 					fmt.Sprintf("%s %s of %s is not in %s's subnet %s (from %s = %q); the node could not reach it. "+
 						"Use a gateway inside %s, or fix %s.", fam.gw, a, n, n, p.Masked(), fam.cidr, cidr.ValueString(), p.Masked(), fam.cidr))
 			}
 		}
 		if len(holders) > 1 {
 			for _, n := range holders[1:] {
-				diags.AddAttributeError(ifacePath(n).AtName(fam.gw), "More than one default gateway",
+				addAttrError(diags, ifacePath(n).AtName(fam.gw), "More than one default gateway",
 					fmt.Sprintf("A node has one %s default gateway; %s is set on %s. Keep %s on one interface only (usually the management bridge) and remove it from the others.",
 						fam.label, fam.gw, strings.Join(holders, ", "), fam.gw))
 			}
@@ -131,14 +131,14 @@ func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, dia
 		}
 		for _, it := range items {
 			if o, dup := owner[it]; dup {
-				diags.AddAttributeError(ifacePath(n).AtName(attrName), "Interface used twice",
+				addAttrError(diags, ifacePath(n).AtName(attrName), "Interface used twice",
 					fmt.Sprintf("%s is already in %s of %s; an interface can be in one bond's slaves or one bridge's bridge_ports only. Remove it from one of them.",
 						it, portsAttr(ifaces, o), o))
 				continue
 			}
 			owner[it] = n
 			if it == n {
-				diags.AddAttributeError(ifacePath(n).AtName(attrName), "Interface uses itself",
+				addAttrError(diags, ifacePath(n).AtName(attrName), "Interface uses itself",
 					fmt.Sprintf("%s cannot be in its own %s.", n, attrName))
 				continue
 			}
@@ -149,25 +149,89 @@ func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, dia
 			t := other.Type.ValueString()
 			switch {
 			case s.Type.ValueString() == typeBond && t != typeEth:
-				diags.AddAttributeError(ifacePath(n).AtName("slaves"), "Bond slave is not a NIC",
+				addAttrError(diags, ifacePath(n).AtName("slaves"), "Bond slave is not a NIC",
 					fmt.Sprintf("%s is a %s; a bond's slaves must be physical NICs (type = \"eth\"). Use NICs as slaves, and put a %s on top of the bond instead.", it, t, t))
 			case s.Type.ValueString() == typeBridge && t == typeBridge:
-				diags.AddAttributeError(ifacePath(n).AtName("bridge_ports"), "Bridge port is a bridge",
+				addAttrError(diags, ifacePath(n).AtName("bridge_ports"), "Bridge port is a bridge",
 					fmt.Sprintf("%s is a bridge; bridge_ports takes NICs (eth), bonds or VLANs. Bridge a VLAN of %s (such as %s.10) or its ports instead.", it, it, it))
 			}
 			if s.Type.ValueString() == typeBridge && hasAddress(&other) {
-				diags.AddAttributeError(ifacePath(it), "Bridge port carries an address",
+				addAttrError(diags, ifacePath(it), "Bridge port carries an address",
 					fmt.Sprintf("%s is in bridge_ports of %s but has an address; PVE refuses an address on a bridge port. Move cidr/cidr6 (and gateway) to %s.", it, n, n))
 			}
 		}
 	}
 
+	checkMTUs(ctx, ifaces, diags)
+
 	for _, n := range names {
 		s := ifaces[n]
 		if s.Type.ValueString() == typeBond && known(s.BondMode) && slices.Contains(ovsBondModes, s.BondMode.ValueString()) {
-			diags.AddAttributeError(ifacePath(n).AtName("bond_mode"), "OVS bond mode on a Linux bond",
+			addAttrError(diags, ifacePath(n).AtName("bond_mode"), "OVS bond mode on a Linux bond",
 				fmt.Sprintf("%q is an Open vSwitch bond mode; a Linux bond (type = \"bond\") does not come up with it. Use one of %s (802.3ad for LACP).",
 					s.BondMode.ValueString(), strings.Join(linuxBondModes(), ", ")))
+		}
+	}
+}
+
+// addAttrError files an error under p and, for a path inside interfaces,
+// names it in the text too: Terraform can point only at the whole map
+// expression in the configuration.
+func addAttrError(diags *diag.Diagnostics, p path.Path, summary, detail string) {
+	if len(p.Steps()) > 1 {
+		detail = p.String() + ": " + detail
+	}
+	diags.AddAttributeError(p, summary, detail)
+}
+
+// checkMTUs applies PVE's writer rule ($check_mtu in INotify.pm) to the
+// final set: a bond's MTU is at least each slave's, a bridge port's and a
+// VLAN parent's at least the bridge's or VLAN's. An unset MTU is 1500,
+// except on a bond, which takes its slaves'; a NIC left out of interfaces
+// ends with none.
+func checkMTUs(ctx context.Context, ifaces map[string]ifaceSettings, diags *diag.Diagnostics) {
+	mtuOf := func(name string, child int64) (int64, bool) {
+		s, listed := ifaces[name]
+		switch {
+		case !listed:
+			return 1500, true
+		case s.MTU.IsUnknown() || s.Type.IsUnknown():
+			return 0, false
+		case !s.MTU.IsNull():
+			return s.MTU.ValueInt64(), true
+		case s.Type.ValueString() == typeBond:
+			return child, true
+		}
+		return 1500, true
+	}
+	check := func(parent, child string, at path.Path, fix string) {
+		c, ok := ifaces[child]
+		if !ok || !known(c.MTU) {
+			return
+		}
+		pm, ok := mtuOf(parent, c.MTU.ValueInt64())
+		if ok && pm < c.MTU.ValueInt64() {
+			addAttrError(diags, at, "MTU lower than the interface on top",
+				fmt.Sprintf("%s has MTU %d (1500 when unset), lower than %s's %d; PVE refuses that. %s", parent, pm, child, c.MTU.ValueInt64(), fix))
+		}
+	}
+	for _, n := range sortedKeys(ifaces) {
+		s := ifaces[n]
+		switch s.Type.ValueString() {
+		case typeBond:
+			for _, sl := range listItems(ctx, s.Slaves) {
+				if _, listed := ifaces[sl]; listed && known(s.MTU) {
+					check(n, sl, ifacePath(sl).AtName("mtu"), fmt.Sprintf("Set %s's mtu to at least %s's, or leave the bond's unset.", n, sl))
+				}
+			}
+		case typeBridge:
+			for _, port := range listItems(ctx, s.BridgePorts) {
+				check(port, n, ifacePath(n).AtName("mtu"), fmt.Sprintf("Give %s an mtu at least as large, or lower the bridge's.", port))
+			}
+		case typeVLAN:
+			if p := vlanParent(n, s.VLANRawDevice.ValueString()); p != "" {
+				check(p, n, ifacePath(n).AtName("mtu"), fmt.Sprintf("Give %s an mtu at least as large, or lower the VLAN's.", p))
+			}
 		}
 	}
 }
@@ -197,10 +261,10 @@ func checkAgainstNode(ctx context.Context, node string, ifaces map[string]ifaceS
 		isNIC := slices.Contains(nics, n)
 		switch t := s.Type.ValueString(); {
 		case t == typeEth && !isNIC:
-			diags.AddAttributeError(ifacePath(n).AtName("type"), "No such physical NIC",
+			addAttrError(diags, ifacePath(n).AtName("type"), "No such physical NIC",
 				fmt.Sprintf("Node %s has no physical NIC %q; its NICs are %s. Use one of them, or another type for a bridge, bond or VLAN.", node, n, nicList))
 		case t != typeEth && isNIC:
-			diags.AddAttributeError(ifacePath(n).AtName("type"), "Physical NIC with another type",
+			addAttrError(diags, ifacePath(n).AtName("type"), "Physical NIC with another type",
 				fmt.Sprintf("%s is a physical NIC of node %s; it can only be type = \"eth\". Name the %s differently (such as bond0, bridge0).", n, node, t))
 		}
 		var refs []string
@@ -223,7 +287,7 @@ func checkAgainstNode(ctx context.Context, node string, ifaces map[string]ifaceS
 			if attrName == "vlan_raw_device" && isDottedVLAN(n) {
 				at = ifacePath(n)
 			}
-			diags.AddAttributeError(at, "Unknown interface",
+			addAttrError(diags, at, "Unknown interface",
 				fmt.Sprintf("%s uses %q, which is neither in interfaces nor a physical NIC of node %s (NICs: %s). "+
 					"Add %q to interfaces (bridges, bonds and VLANs not listed are deleted), or use a NIC.", n, ref, node, nicList, ref))
 		}

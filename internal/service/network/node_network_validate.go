@@ -62,40 +62,40 @@ func validateIfaceSettings(ctx context.Context, m *ifaceSettings, iface types.St
 		if v.IsNull() || slices.Contains(typeAttributes[name], typ) {
 			continue
 		}
-		diags.AddAttributeError(base.AtName(name), "Attribute not valid for this interface type",
+		addAttrError(diags, base.AtName(name), "Attribute not valid for this interface type",
 			fmt.Sprintf("%s applies only to type = %q; this interface has type = %q. Remove %s or change type.", name, typeAttributes[name][0], typ, name))
 	}
 	if typ != typeBridge && !m.BridgeVLANAware.IsNull() && !m.BridgeVLANAware.IsUnknown() && m.BridgeVLANAware.ValueBool() {
-		diags.AddAttributeError(base.AtName("bridge_vlan_aware"), "Attribute not valid for this interface type",
+		addAttrError(diags, base.AtName("bridge_vlan_aware"), "Attribute not valid for this interface type",
 			fmt.Sprintf("bridge_vlan_aware applies only to type = \"bridge\"; this interface has type = %q.", typ))
 	}
 
 	switch typ {
 	case typeBridge:
 		if !m.BridgeVIDs.IsNull() && !m.BridgeVLANAware.IsUnknown() && (m.BridgeVLANAware.IsNull() || !m.BridgeVLANAware.ValueBool()) {
-			diags.AddAttributeError(base.AtName("bridge_vids"), "bridge_vids needs a VLAN-aware bridge",
+			addAttrError(diags, base.AtName("bridge_vids"), "bridge_vids needs a VLAN-aware bridge",
 				"Set bridge_vlan_aware = true, or remove bridge_vids.")
 		}
 	case typeBond:
 		if m.Slaves.IsNull() {
-			diags.AddAttributeError(base.AtName("slaves"), "Missing bond slaves",
+			addAttrError(diags, base.AtName("slaves"), "Missing bond slaves",
 				"A bond needs slaves, such as slaves = [\"bcm5720p0\", \"bcm5720p1\"].")
 		}
 		mode := m.BondMode.ValueString()
 		if !m.BondXmitHashPolicy.IsNull() && !m.BondMode.IsUnknown() && mode != "balance-xor" && mode != "802.3ad" {
-			diags.AddAttributeError(base.AtName("bond_xmit_hash_policy"), "bond_xmit_hash_policy needs bond_mode balance-xor or 802.3ad",
+			addAttrError(diags, base.AtName("bond_xmit_hash_policy"), "bond_xmit_hash_policy needs bond_mode balance-xor or 802.3ad",
 				fmt.Sprintf("PVE only uses a transmit hash policy in balance-xor and 802.3ad mode; bond_mode is %q. Remove bond_xmit_hash_policy or change bond_mode.", modeOrDefault(mode)))
 		}
 		if !m.BondPrimary.IsNull() && !m.BondPrimary.IsUnknown() {
 			if !m.BondMode.IsUnknown() && mode != "active-backup" {
-				diags.AddAttributeError(base.AtName("bond_primary"), "bond_primary needs bond_mode active-backup",
+				addAttrError(diags, base.AtName("bond_primary"), "bond_primary needs bond_mode active-backup",
 					fmt.Sprintf("PVE only uses a primary slave in active-backup mode; bond_mode is %q.", modeOrDefault(mode)))
 			}
 			var slaves []string
 			if !m.Slaves.IsNull() && !m.Slaves.IsUnknown() {
 				diags.Append(m.Slaves.ElementsAs(ctx, &slaves, true)...)
 				if !slices.Contains(slaves, m.BondPrimary.ValueString()) {
-					diags.AddAttributeError(base.AtName("bond_primary"), "bond_primary is not a slave",
+					addAttrError(diags, base.AtName("bond_primary"), "bond_primary is not a slave",
 						fmt.Sprintf("bond_primary %q must be one of slaves %v.", m.BondPrimary.ValueString(), slaves))
 				}
 			}
@@ -121,34 +121,34 @@ func validateVLANName(m *ifaceSettings, iface types.String, base, namePath path.
 	name := iface.ValueString()
 	if parent, id, ok := splitDottedVLAN(name); ok {
 		if id < 1 || id > 4094 {
-			diags.AddAttributeError(namePath, "VLAN id out of range",
+			addAttrError(diags, namePath, "VLAN id out of range",
 				fmt.Sprintf("The VLAN id in %q must be between 1 and 4094.", name))
 		}
 		if !m.VLANID.IsNull() && !m.VLANID.IsUnknown() && m.VLANID.ValueInt64() != id {
-			diags.AddAttributeError(base.AtName("vlan_id"), "vlan_id contradicts the interface name",
+			addAttrError(diags, base.AtName("vlan_id"), "vlan_id contradicts the interface name",
 				fmt.Sprintf("%q carries VLAN %d in its name; remove vlan_id or set it to %d.", name, id, id))
 		}
 		if !m.VLANRawDevice.IsNull() && !m.VLANRawDevice.IsUnknown() && m.VLANRawDevice.ValueString() != parent {
-			diags.AddAttributeError(base.AtName("vlan_raw_device"), "vlan_raw_device contradicts the interface name",
+			addAttrError(diags, base.AtName("vlan_raw_device"), "vlan_raw_device contradicts the interface name",
 				fmt.Sprintf("%q rides on %q by its name; remove vlan_raw_device or set it to %q.", name, parent, parent))
 		}
 		return
 	}
 	if m.VLANRawDevice.IsNull() {
-		diags.AddAttributeError(base.AtName("vlan_raw_device"), "Missing vlan_raw_device",
+		addAttrError(diags, base.AtName("vlan_raw_device"), "Missing vlan_raw_device",
 			fmt.Sprintf("A VLAN not named PARENT.ID (such as bridge0.60) needs vlan_raw_device; %q is not.", name))
 	}
 	if strings.HasPrefix(name, "vlan") {
 		if id, err := strconv.ParseInt(strings.TrimPrefix(name, "vlan"), 10, 64); err == nil {
 			if id < 1 || id > 4094 {
-				diags.AddAttributeError(namePath, "VLAN id out of range",
+				addAttrError(diags, namePath, "VLAN id out of range",
 					fmt.Sprintf("The VLAN id in %q must be between 1 and 4094.", name))
 			}
 			return
 		}
 	}
 	if m.VLANID.IsNull() {
-		diags.AddAttributeError(base.AtName("vlan_id"), "Missing vlan_id",
+		addAttrError(diags, base.AtName("vlan_id"), "Missing vlan_id",
 			fmt.Sprintf("A VLAN with a custom name such as %q needs vlan_id.", name))
 	}
 }
