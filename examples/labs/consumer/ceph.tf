@@ -58,6 +58,7 @@ locals {
         device = disk.devpath
         model  = disk.model
         plp    = disk.power_loss_protection
+        hdd    = disk.type == "hdd"
         osd    = disk.osd_id != null
       } if disk.used == null || disk.osd_id != null
     }
@@ -87,6 +88,7 @@ locals {
   refusals = {
     for k, d in local.disks : k => compact([
       d.plp == false ? "no power-loss protection" : "",
+      d.hdd ? "a rotational disk (an HDD OSD needs its DB on a datacenter SSD, in a pool of its own)" : "",
       !var.measure_disks && d.plp != true ? "not measured, and not known to have power-loss protection" : "",
       lookup(local.iops, k, var.min_osd_sync_write_iops) < var.min_osd_sync_write_iops ? format(
         "%.0f sync-write IOPS, below %d", lookup(local.iops, k, 0), var.min_osd_sync_write_iops

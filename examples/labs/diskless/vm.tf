@@ -23,5 +23,8 @@ resource "pve_vm_disk" "vm200_scsi0" {
   iothread = true
   ssd      = true
   discard  = "on"
-  boot     = true
+  # VM 200 boots from this disk; PVE keeps the boot order of a running VM
+  # pending, so the provider may restart it for that.
+  boot             = true
+  reboot_if_needed = true
 }
