@@ -5,8 +5,10 @@
 # running in the foreground until Ctrl-C, for your own configuration. It writes to SIM_DIR
 # (default .sim/ in the repository, ignored by git):
 #   pvesim.env     TF_VAR_nodes and TF_VAR_ssh as make lab builds them (examples/homelab's
-#                  variables), and PVE_ENDPOINT / PVE_API_TOKEN / PVE_TLS_FINGERPRINT of
-#                  the first node (for a provider block without credentials);
+#                  variables) and TF_CLI_CONFIG_FILE;
+#   provider.env   PVE_ENDPOINT / PVE_API_TOKEN / PVE_TLS_FINGERPRINT of the first node,
+#                  for a provider block without credentials (not in pvesim.env: the
+#                  provider refuses a token from the environment beside a password);
 #   dev.tfrc       a CLI config whose dev_overrides use the provider built into
 #                  SIM_DIR/plugins (export TF_CLI_CONFIG_FILE=<it>; no terraform init);
 #   known_hosts    every node's sshd host key; id_lab the lab's root key;
@@ -58,22 +60,30 @@ pvesim_start "$sim_dir" "$port" ${SIM_ARGS:-}
 pvesim_client_files "$sim_dir"
 pvesim_dev_tfrc "$sim_dir/dev.tfrc" "$sim_dir/plugins"
 
-# The env file: single-quoted values (none holds a quote), sourceable by sh and bash.
+# The env files: single-quoted values (none holds a quote), sourceable by sh and bash.
+# pvesim.env is for a configuration like examples/homelab (credentials from
+# var.nodes); provider.env for a provider block without any (credentials from the
+# environment). Not one file: the provider refuses an API token from PVE_API_TOKEN
+# beside a username/password in the configuration.
 {
 	echo "# pvesim ${pvesim_lab:+(${pvesim_lab#"$root"/}) }$(date -u +%Y-%m-%dT%H:%M:%SZ), pid $pvesim_pid"
 	echo "# Node variables as examples/homelab declares them (variables.tf):"
 	printf "export TF_VAR_nodes='%s'\n" "$TF_VAR_nodes"
 	printf "export TF_VAR_ssh='%s'\n" "$TF_VAR_ssh"
-	echo "# The first node's API for a provider block without credentials (an API token:"
-	echo "# forming or joining a cluster needs root@pam, as TF_VAR_nodes has it):"
-	printf "export PVE_ENDPOINT='%s'\n" "$(pvesim_field nodes.0.endpoint)"
-	printf "export PVE_API_TOKEN='%s'\n" "$(pvesim_field nodes.0.api_token)"
-	printf "export PVE_TLS_FINGERPRINT='%s'\n" "$(pvesim_field nodes.0.tls_fingerprint)"
 	echo "# The provider built from this checkout, without terraform init:"
 	printf "export TF_CLI_CONFIG_FILE='%s'\n" "$sim_dir/dev.tfrc"
 	printf "export TOFU_CLI_CONFIG_FILE='%s'\n" "$sim_dir/dev.tfrc"
 } >"$sim_dir/pvesim.env"
-chmod 600 "$sim_dir/pvesim.env"
+{
+	echo "# pvesim: the first node's API for a provider block without credentials (an API"
+	echo "# token; forming or joining a cluster needs root@pam, as TF_VAR_nodes in pvesim.env has it)."
+	printf "export PVE_ENDPOINT='%s'\n" "$(pvesim_field nodes.0.endpoint)"
+	printf "export PVE_API_TOKEN='%s'\n" "$(pvesim_field nodes.0.api_token)"
+	printf "export PVE_TLS_FINGERPRINT='%s'\n" "$(pvesim_field nodes.0.tls_fingerprint)"
+	printf "export TF_CLI_CONFIG_FILE='%s'\n" "$sim_dir/dev.tfrc"
+	printf "export TOFU_CLI_CONFIG_FILE='%s'\n" "$sim_dir/dev.tfrc"
+} >"$sim_dir/provider.env"
+chmod 600 "$sim_dir/pvesim.env" "$sim_dir/provider.env"
 
 rel="${sim_dir#"$root"/}"
 [ "$rel" != "$sim_dir" ] || rel=$sim_dir
@@ -83,16 +93,19 @@ $(pvesim_node_table)
 Each node answers on its own 127.0.0.1 port (the management addresses above are what
 the lab file gave the installer; the configuration's interfaces hold them).
 
-In another shell, from your configuration's directory (one declaring variables "nodes"
-and "ssh" as examples/homelab/variables.tf does):
+In another shell, from your configuration's directory: for one that declares the
+variables "nodes" and "ssh" as examples/homelab/variables.tf does,
 
   . $sim_dir/pvesim.env
-      # TF_VAR_nodes, TF_VAR_ssh, PVE_ENDPOINT/PVE_API_TOKEN/PVE_TLS_FINGERPRINT, and
-      # export TF_CLI_CONFIG_FILE=$sim_dir/dev.tfrc
-      # (dev_overrides: the provider built into $rel/plugins, no init needed)
   $(basename "$cli") apply
 
-Files in $rel: pvesim.env, dev.tfrc, known_hosts, id_lab (the nodes' root key),
+pvesim.env sets TF_VAR_nodes and TF_VAR_ssh and does
+  export TF_CLI_CONFIG_FILE=$sim_dir/dev.tfrc
+(dev_overrides: the provider built into $rel/plugins; no init needed). For a
+provider "pve" {} block without credentials, source provider.env instead
+(PVE_ENDPOINT, PVE_API_TOKEN, PVE_TLS_FINGERPRINT of the first node).
+
+Files in $rel: pvesim.env, provider.env, dev.tfrc, known_hosts, id_lab (the nodes' root key),
 pvesim.json (every node's endpoint, password, token, fingerprint, sshd),
 requests.jsonl (every API request: what a plan costs), pvesim.log.
 To try examples/homelab: cp -R examples/homelab /tmp/mylab, then the above in /tmp/mylab.
