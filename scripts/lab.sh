@@ -49,6 +49,7 @@ cli_version="$("$cli" version 2>/dev/null | sed -n 1p)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/pve-lab.XXXXXX")"
 result="FAILED"
 summary=()
+pvesim_release=""
 
 cleanup() {
 	local rc=$?
@@ -67,7 +68,7 @@ cleanup() {
 	for s in ${summary[@]+"${summary[@]}"}; do
 		echo "lab.sh: $s"
 	done
-	echo "lab.sh: $result ($cli_version, ${pvesim_lab:+${pvesim_lab#"$root"/}, }${lab_dir#"$root"/})"
+	echo "lab.sh: $result ($cli_version, PVE ${pvesim_release:-default}, ${pvesim_lab:+${pvesim_lab#"$root"/}, }${lab_dir#"$root"/})"
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -76,7 +77,7 @@ trap 'exit 143' TERM
 
 echo "lab.sh: building pvesim and the provider"
 pvesim_build "$tmp"
-pvesim_lab_args "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
+pvesim_lab_args "$tmp" "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
 # Tasks take 200 ms (PVE's take seconds); failed logins wait 3 s as on PVE.
 pvesim_start "$tmp" "$(pvesim_free_port "$pvesim_node_count")" -task-duration 200ms -auth-delay 3s
 pvesim_client_files "$tmp"

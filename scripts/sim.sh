@@ -53,7 +53,7 @@ trap 'exit 0' INT TERM
 
 echo "sim.sh: building pvesim and the provider into $sim_dir"
 pvesim_build "$sim_dir"
-pvesim_lab_args "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
+pvesim_lab_args "$sim_dir" "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
 port="${SIM_PORT:-$(pvesim_free_port "$pvesim_node_count")}"
 # shellcheck disable=SC2086 # SIM_ARGS are words on purpose
 pvesim_start "$sim_dir" "$port" ${SIM_ARGS:-}

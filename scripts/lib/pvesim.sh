@@ -40,26 +40,41 @@ pvesim_resolve_lab() {
 	echo "$(cd "$(dirname "$lab")" && pwd)/$(basename "$lab")"
 }
 
-# pvesim_lab_args LAB START RELEASE: sets pvesim_args to pvesim's lab flags. LAB is a lab
-# file or shipped lab name ("" = the reference lab when it exists, else pvesim's built-in default nodes); START
-# and RELEASE override the lab file's start and pve_release when not empty. Also sets
-# pvesim_lab (the absolute lab file or "") and pvesim_node_count.
+# pvesim_lab_args DIR LAB START RELEASE: sets pvesim_args to pvesim's lab flags. LAB is a
+# lab file or shipped lab name ("" = the reference lab when it exists, else pvesim's
+# built-in default nodes); START overrides the lab file's start (pvesim -start). RELEASE
+# overrides its pve_release: pvesim takes the release only from the lab file, so the
+# lab is copied to DIR/lab.json with pve_release replaced (or added first). Also sets
+# pvesim_lab (the absolute lab file, or ""), pvesim_release ("" = pvesim's default) and
+# pvesim_node_count.
 pvesim_lab_args() {
-	local lab=$1 start=$2 release=$3
+	local dir=$1 lab=$2 start=$3 release=$4 file
 	pvesim_args=()
 	pvesim_lab=""
+	pvesim_release=$release
 	pvesim_node_count=3
 	if [ -z "$lab" ] && [ -f "$pvesim_root/$pvesim_reference_lab" ]; then
 		lab="$pvesim_root/$pvesim_reference_lab"
 	fi
 	if [ -n "$lab" ]; then
 		pvesim_lab="$(pvesim_resolve_lab "$lab")"
-		pvesim_args+=(-lab "$pvesim_lab")
-		pvesim_node_count="$("$pvesim_bin/jsonfield" 'nodes.*.name' <"$pvesim_lab" | wc -l | tr -d ' ')" ||
+		file=$pvesim_lab
+		if [ -n "$release" ]; then
+			file="$dir/lab.json"
+			if grep -q '"pve_release"' "$pvesim_lab"; then
+				sed -E 's/("pve_release"[[:space:]]*:[[:space:]]*)"[^"]*"/\1"'"$release"'"/' "$pvesim_lab" >"$file"
+			else
+				sed -E '0,/\{/s//{ "pve_release": "'"$release"'",/' "$pvesim_lab" >"$file"
+			fi
+		fi
+		pvesim_args+=(-lab "$file")
+		pvesim_release="$("$pvesim_bin/jsonfield" pve_release <"$file" 2>/dev/null)" || pvesim_release=""
+		pvesim_node_count="$("$pvesim_bin/jsonfield" 'nodes.*.name' <"$file" | wc -l | tr -d ' ')" ||
 			pvesim_die "$lab: no nodes list (see examples/labs/README.md)"
+	elif [ -n "$release" ]; then
+		pvesim_args+=(-pve-release "$release")
 	fi
 	[ -z "$start" ] || pvesim_args+=(-start "$start")
-	[ -z "$release" ] || pvesim_args+=(-pve-release "$release")
 }
 
 # pvesim_free_port N: prints a 127.0.0.1 port P such that P..P+N-1 are free: pvesim
