@@ -64,18 +64,18 @@ type authDomain struct {
 }
 
 type nodeState struct {
-	Name     string     `json:"name"`
-	Domain   string     `json:"domain"`
-	CertPEM  string     `json:"cert"`
-	KeyPEM   string     `json:"key"`
-	Physical []string   `json:"physical_nics"`
+	Name     string   `json:"name"`
+	Domain   string   `json:"domain"`
+	CertPEM  string   `json:"cert"`
+	KeyPEM   string   `json:"key"`
+	Physical []string `json:"physical_nics"`
 	// NICs is the physical NICs' hardware and carrier, by name; nil on
 	// nodes started without a lab (then every NIC has link).
 	NICs map[string]*simNIC `json:"nics,omitempty"`
 	// Mgmt is the management address (lab_model.go); nil = always
 	// reachable.
-	Mgmt *nodeMgmt `json:"management,omitempty"`
-	Applied  *netConfig `json:"network_applied"`
+	Mgmt    *nodeMgmt  `json:"management,omitempty"`
+	Applied *netConfig `json:"network_applied"`
 	// Staged is /etc/network/interfaces.new; nil when the file does not exist.
 	Staged *netConfig `json:"network_staged,omitempty"`
 	// Active lists interfaces that ifreload brought up (the "active" flag).

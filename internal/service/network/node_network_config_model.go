@@ -95,6 +95,7 @@ const (
 	stepDelete = "delete" // a bridge, bond or VLAN that leaves
 	stepCreate = "create"
 	stepUpdate = "update"
+	stepMTU    = "mtu" // an MTU change of an interface that stays, last
 )
 
 type stagingStep struct {
@@ -275,7 +276,19 @@ func planStaging(ctx context.Context, node string, desired map[string]ifaceSetti
 	if err != nil {
 		return nil, err
 	}
-	var writes []stagingStep
+	related := map[string]bool{}
+	for _, n := range names {
+		s := desired[n]
+		for _, d := range settingsDeps(ctx, n, &s) {
+			related[n], related[d] = true, true
+		}
+	}
+	for i := range current.Interfaces {
+		for _, d := range apiDeps(&current.Interfaces[i]) {
+			related[current.Interfaces[i].Iface], related[d] = true, true
+		}
+	}
+	var writes, mtuSteps []stagingStep
 	for _, n := range order {
 		want := desired[n]
 		cur := byName[n]
@@ -292,18 +305,99 @@ func planStaging(ctx context.Context, node string, desired map[string]ifaceSetti
 			writes = append(writes, stagingStep{Kind: stepCreate, Iface: n, Req: req})
 		default:
 			prior := priors[n]
-			req, d := want.request(ctx, n, prior)
+			final, d := want.request(ctx, n, prior)
 			if d.HasError() {
 				return nil, fmt.Errorf("interface %s: %v", n, d)
 			}
 			same, _ := prior.request(ctx, n, prior)
-			if sameRequest(req, same) {
+			if sameRequest(final, same) {
 				continue
 			}
-			writes = append(writes, stagingStep{Kind: stepUpdate, Iface: n, Req: req})
+			// An MTU change of an interface bound to others by PVE's MTU
+			// rule waits for the MTU pass; everything else goes now.
+			if related[n] && (known(want.MTU) || want.MTU.IsNull()) {
+				if !want.MTU.Equal(prior.MTU) {
+					interim := want
+					interim.MTU = prior.MTU
+					req, _ := interim.request(ctx, n, prior)
+					mtuSteps = append(mtuSteps, stagingStep{Kind: stepMTU, Iface: n, Req: final})
+					if sameRequest(req, same) {
+						continue
+					}
+					final = req
+				}
+			}
+			writes = append(writes, stagingStep{Kind: stepUpdate, Iface: n, Req: final})
 		}
 	}
+	mtu, err := orderMTUSteps(ctx, desired, priors, mtuSteps)
+	if err != nil {
+		return nil, err
+	}
+	writes = append(writes, mtu...)
 	return slices.Concat(strips, resets, deletes, writes), nil
+}
+
+// orderMTUSteps orders the MTU changes of interfaces that stay so that
+// PVE's writer ($check_mtu in INotify.pm: a bond's MTU at least its
+// slaves', a bridge port's and a VLAN parent's at least the bridge's or
+// VLAN's) accepts every intermediate file: first the lowered MTUs,
+// interfaces on top first, then the raised ones, the interfaces underneath
+// first. (Raising a bond's slaves before the bond, or lowering a bond before
+// the bridge on it, would be refused.) An unset MTU counts as 1500.
+func orderMTUSteps(ctx context.Context, desired map[string]ifaceSettings, priors map[string]*ifaceSettings, steps []stagingStep) ([]stagingStep, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	mtu := func(v types.Int64) int64 {
+		if v.IsNull() || v.IsUnknown() {
+			return 1500
+		}
+		return v.ValueInt64()
+	}
+	// parents[n]: the interfaces whose MTU must be at least n's.
+	parents := map[string][]string{}
+	for _, n := range sortedKeys(desired) {
+		s := desired[n]
+		switch s.Type.ValueString() {
+		case typeBond:
+			for _, sl := range listItems(ctx, s.Slaves) {
+				parents[sl] = append(parents[sl], n)
+			}
+		case typeBridge:
+			parents[n] = append(parents[n], listItems(ctx, s.BridgePorts)...)
+		case typeVLAN:
+			if p := vlanParent(n, s.VLANRawDevice.ValueString()); p != "" {
+				parents[n] = append(parents[n], p)
+			}
+		}
+	}
+	var lower, raise []string
+	byName := map[string]stagingStep{}
+	for _, st := range steps {
+		byName[st.Iface] = st
+		if mtu(desired[st.Iface].MTU) < mtu(priors[st.Iface].MTU) {
+			lower = append(lower, st.Iface)
+		} else {
+			raise = append(raise, st.Iface)
+		}
+	}
+	typeOf := func(n string) string { return desired[n].Type.ValueString() }
+	deps := func(n string) []string { return parents[n] }
+	lowerOrder, err := dependencyOrder(lower, typeOf, deps)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(lowerOrder)
+	raiseOrder, err := dependencyOrder(raise, typeOf, deps)
+	if err != nil {
+		return nil, err
+	}
+	var out []stagingStep
+	for _, n := range slices.Concat(lowerOrder, raiseOrder) {
+		out = append(out, byName[n])
+	}
+	return out, nil
 }
 
 // sameRequest reports whether an update would change nothing. Values the

@@ -162,3 +162,31 @@ func TestDependencyOrderCycle(t *testing.T) {
 		t.Errorf("order = %v, %v", order, err)
 	}
 }
+
+// MTU changes of interfaces PVE's MTU rule binds together come last:
+// lowered top down, raised bottom up.
+func TestPlanStagingMTUOrder(t *testing.T) {
+	set := func(mtu int64) []pve.NetworkInterface {
+		return []pve.NetworkInterface{
+			{Iface: "bcm5720p0", Type: "eth", MTU: mtu, Autostart: true},
+			{Iface: "bcm5720p1", Type: "eth", MTU: mtu, Autostart: true},
+			{Iface: "bond0", Type: "bond", Slaves: []string{"bcm5720p0", "bcm5720p1"}, BondMode: "802.3ad", MTU: mtu, Autostart: true},
+			{Iface: "bridge0", Type: "bridge", BridgePorts: []string{"bond0"}, MTU: mtu, Autostart: true},
+		}
+	}
+	for _, tc := range []struct {
+		from, to int64
+		want     string
+	}{
+		{9000, 1500, "mtu bridge0, mtu bcm5720p1, mtu bcm5720p0, mtu bond0"},
+		{1500, 9000, "mtu bond0, mtu bcm5720p0, mtu bcm5720p1, mtu bridge0"},
+	} {
+		steps, err := planStaging(context.Background(), "n", desiredFrom(t, set(tc.to)...), &pve.NetworkList{Interfaces: nics(set(tc.from)...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stepNames(steps); got != tc.want {
+			t.Errorf("%d -> %d: steps = %s\nwant %s", tc.from, tc.to, got, tc.want)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 			"did not make, then stages everything in one pass in an order in which none of PVE's checks trips: interfaces that stay " +
 			"first give up the gateways and ports they lose and unlisted NICs are reset, then leaving bridges, bonds and VLANs are " +
 			"deleted (users first), then interfaces are created or updated, each after the interfaces it uses (NICs, bonds, " +
-			"bridges, VLANs). Then the node reloads once (`ifreload -a`) and the resource waits for it. If PVE refuses a step, " +
+			"bridges, VLANs), and last the MTU changes that PVE's MTU rule ties together (lowered top down, raised bottom up). Then the node reloads once (`ifreload -a`) and the resource waits for it. If PVE refuses a step, " +
 			"only what this apply staged is reverted and nothing is reloaded.\n\n" +
 			"**Plan-time checks** across the interfaces: one default gateway per address family; a gateway inside its interface's " +
 			"subnet; an interface in at most one bond's `slaves` or bridge's `bridge_ports`; bond slaves are NICs, bridge ports are " +

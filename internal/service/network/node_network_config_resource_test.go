@@ -266,6 +266,18 @@ resource "pve_node_network_config" "test" {
 		return resource.TestStep{Config: cfg(body), PlanOnly: true, ExpectError: regexp.MustCompile(want)}
 	}
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{
+			// A value unknown at plan time skips the checks that need it.
+			Config: e.Config(`
+resource "terraform_data" "gw" {
+  input = "10.2.0.254"
+}
+`) + strings.TrimPrefix(cfg(`
+    vmbr1 = { type = "bridge", cidr = "10.1.0.1/24", gateway = "10.1.0.254" }
+    vmbr2 = { type = "bridge", cidr = "10.2.0.1/24", gateway = terraform_data.gw.output }`), e.ProviderConfig()),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
 		step(`
     vmbr1 = { type = "bridge", cidr = "10.1.0.1/24", gateway = "10.1.0.254" }
     vmbr2 = { type = "bridge", cidr = "10.2.0.1/24", gateway = "10.2.0.254" }`,
@@ -387,4 +399,64 @@ func TestAccNodeNetworkConfig_refusesForeignPendingChanges(t *testing.T) {
 			return e.Client.RevertNetwork(context.Background(), node)
 		},
 	})
+}
+
+// Jumbo frames on the bond, its slaves, the bridge and the VLAN, then back:
+// PVE's writer wants a bond's MTU at least its slaves' and a bridge port's
+// at least the bridge's in every file written, so lowering goes top down and
+// raising bottom up, each in one reload.
+func TestAccNodeNetworkConfig_mtuUpAndDown(t *testing.T) {
+	t.Parallel()
+	e := acctest.New(t)
+	if e.Sim == nil {
+		t.Skip("rewires the node's management network; run it only against the simulator")
+	}
+	node := e.Node(t, 0)
+	config := func(mtu int) string {
+		return e.Config(fmt.Sprintf(`
+resource "pve_node_network_config" "lab" {
+  node = %[1]q
+  interfaces = {
+    bcm5720p0    = { type = "eth", mtu = %[2]d }
+    bcm5720p1    = { type = "eth", mtu = %[2]d }
+    bond0        = { type = "bond", slaves = ["bcm5720p0", "bcm5720p1"], bond_mode = "802.3ad", mtu = %[2]d }
+    bridge0      = { type = "bridge", bridge_ports = ["bond0"], cidr = "172.27.2.10/24", gateway = "172.27.2.254", mtu = %[2]d }
+    "bridge0.60" = { type = "vlan", cidr = "169.254.60.10/24", mtu = %[2]d }
+  }
+}
+`, node, mtu))
+	}
+	var mark int
+	oneReload := func(*terraform.State) error {
+		if n := countReloads(e, node, mark); n != 1 {
+			return fmt.Errorf("%d reloads, want 1", n)
+		}
+		return nil
+	}
+	mtuOnNode := func(want int64) resource.TestCheckFunc {
+		var checks []resource.TestCheckFunc
+		for _, n := range []string{"bcm5720p0", "bond0", "bridge0", "bridge0.60"} {
+			checks = append(checks, checkOnNode(e, node, n, func(in *pve.NetworkInterface) error {
+				if in.MTU != want {
+					return fmt.Errorf("%s has MTU %d, want %d", in.Iface, in.MTU, want)
+				}
+				return nil
+			}))
+		}
+		return resource.ComposeAggregateTestCheckFunc(checks...)
+	}
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: config(9000), Check: mtuOnNode(9000)},
+		{
+			PreConfig: func() { mark = len(e.Sim.Requests()) },
+			Config:    config(1500),
+			Check:     resource.ComposeAggregateTestCheckFunc(mtuOnNode(1500), oneReload),
+		},
+		{
+			PreConfig: func() { mark = len(e.Sim.Requests()) },
+			Config:    config(9000),
+			Check:     resource.ComposeAggregateTestCheckFunc(mtuOnNode(9000), oneReload),
+		},
+		{Config: config(9000), PlanOnly: true},
+	}})
 }

@@ -91,11 +91,11 @@ func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, dia
 		for _, n := range names {
 			s := ifaces[n]
 			gw, cidr := fam.get(&s)
-			if gw.IsNull() {
-				continue
+			if !known(gw) {
+				continue // unknown at plan: it may still turn out unset
 			}
 			holders = append(holders, n)
-			if !known(gw) || !known(cidr) {
+			if !known(cidr) {
 				continue
 			}
 			p, err1 := netip.ParsePrefix(cidr.ValueString())
