@@ -9,6 +9,9 @@ import (
 // --- ethtool ---
 
 func sshEthtool(x *sshExec) int {
+	if len(x.argv) == 2 && !strings.HasPrefix(x.argv[1], "-") {
+		return x.ethtoolSettings(x.argv[1]) // cli_ethtool_settings.go
+	}
 	if len(x.argv) < 3 {
 		x.errf("ethtool: bad command line argument(s)\nFor more information run ethtool -h\n")
 		return 1
@@ -21,7 +24,7 @@ func sshEthtool(x *sshExec) int {
 	case "-i", "--driver":
 		return x.ethtoolDriver(x.argv[2])
 	}
-	x.errf("ethtool: pvesim simulates only -g/--show-ring, -G/--set-ring and -i/--driver, not %s\n", x.argv[1])
+	x.errf("ethtool: pvesim simulates only IFACE, -g/--show-ring, -G/--set-ring and -i/--driver, not %s\n", x.argv[1])
 	return 1
 }
 

@@ -179,11 +179,13 @@ func listDisks(c *call) (any, *apiError) {
 		if d.WWN != "" {
 			e["wwn"] = d.WWN
 		}
+		// Diskmanage reads a wear level only on ssd and nvme (is_ssdlike).
+		e["wearout"] = "N/A"
 		if c.params["skipsmart"] != "1" {
 			e["health"] = "PASSED"
-			e["wearout"] = d.Wearout
-		} else {
-			e["wearout"] = "N/A"
+			if d.Type == "ssd" || d.Type == "nvme" {
+				e["wearout"] = d.Wearout
+			}
 		}
 		if used != "" {
 			e["used"] = used

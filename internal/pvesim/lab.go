@@ -341,6 +341,9 @@ func (l *Lab) Validate() error {
 			}
 			if d.Boot {
 				boots++
+				if d.SizeBytes > 0 && d.SizeBytes < 16<<30 {
+					nadd(f+".size_bytes", "%d: a boot disk under 16 GiB leaves the installer no room for the thin pool pve/data (local-lvm); pvesim needs at least 17179869184", d.SizeBytes)
+				}
 			}
 		}
 		switch {

@@ -64,7 +64,8 @@ type LabDisk struct {
 	// loss, so it may acknowledge sync writes from cache.
 	PowerLossProtection bool `json:"power_loss_protection"`
 	// SyncWriteIOPS is what fio measures with 4K writes at QD1 and
-	// --fsync=1 on this drive.
+	// --fsync=1 on this drive; 0 = pvesim's model of the drive family
+	// (cli_fio.go).
 	SyncWriteIOPS int  `json:"sync_write_iops"`
 	Wearout       int  `json:"wearout,omitempty"` // percent left; 0 = 100
 	Boot          bool `json:"boot,omitempty"`

@@ -3,6 +3,7 @@ package pvesim
 import (
 	"fmt"
 	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -12,7 +13,8 @@ import (
 // and the lab built by hand (hand-built, start_handbuilt.go, on top of the
 // cluster state).
 //
-// What the installer (proxmox-installer, ext4/xfs on LVM) leaves:
+// What the installer (pve-installer Proxmox/Install.pm, ext4/xfs on LVM)
+// leaves:
 //   - /etc/network/interfaces: vmbr0, auto, static with the address and
 //     gateway typed in, bridge-ports the NIC chosen, stp off, fd 0; every
 //     other NIC "iface X inet manual" without auto;
@@ -91,7 +93,10 @@ func applyLabStart(st *simState, lab *Lab) {
 		ns.Applied = installerNetConfig(ln, ns.Mgmt)
 		ns.computeActive()
 		ns.Disks = labDisks(ln)
-		ns.ThinPools = map[string]*thinPool{"pve/data": installerThinPool(ns.Disks, ln.MemoryGiB)}
+		ns.ThinPools = map[string]*thinPool{}
+		if p := installerThinPool(ns.Disks, ln.MemoryGiB); p != nil {
+			ns.ThinPools["pve/data"] = p
+		}
 		ns.Exec = &nodeExecState{Units: defaultUnits(), Tuned: "balanced", Files: map[string]*simFile{
 			"/etc/hosts": {Content: []byte(installerHosts(ns.Mgmt)), Mode: 0o644, Owner: "root", Group: "root"},
 		}}
@@ -99,8 +104,10 @@ func applyLabStart(st *simState, lab *Lab) {
 }
 
 // installerNetConfig is /etc/network/interfaces as the installer writes
-// it: the management NIC, vmbr0 after it, then the other NICs, each
-// stanza's priority its position in the file (lo first, counted from 2).
+// it (pve-installer Proxmox/Install.pm): the management NIC, vmbr0 after
+// it, then the other NICs, each stanza's priority its position in the
+// file (lo first, counted from 2). The file's last line, "source
+// /etc/network/interfaces.d/*", is not modelled.
 func installerNetConfig(ln *LabNode, m *nodeMgmt) *netConfig {
 	cfg := newNetConfig()
 	prio := 3
@@ -110,17 +117,23 @@ func installerNetConfig(ln *LabNode, m *nodeMgmt) *netConfig {
 		Name: "vmbr0", Type: "bridge", Autostart: true, Priority: prio,
 		Address: m.Address, Netmask: strconv.Itoa(m.Prefix), Gateway: m.Gateway, BridgePorts: m.NIC,
 	}
+	// The other NICs follow in the order of their names (Install.pm sorts
+	// them).
+	var others []string
 	for _, nic := range ln.NICs {
-		if nic.Name == m.NIC {
-			continue
+		if nic.Name != m.NIC {
+			others = append(others, nic.Name)
 		}
+	}
+	sort.Strings(others)
+	for _, name := range others {
 		prio++
-		cfg.Ifaces[nic.Name] = &netIface{Name: nic.Name, Type: "eth", Priority: prio}
+		cfg.Ifaces[name] = &netIface{Name: name, Type: "eth", Priority: prio}
 	}
 	return cfg
 }
 
-// installerHosts is the installer's /etc/hosts.
+// installerHosts is the installer's /etc/hosts, as Install.pm writes it.
 func installerHosts(m *nodeMgmt) string {
 	short, _, _ := strings.Cut(m.FQDN, ".")
 	return "127.0.0.1 localhost.localdomain localhost\n" +
@@ -163,11 +176,15 @@ func labDisks(ln *LabNode) []*simDisk {
 	return out
 }
 
-// installerThinPool is pve/data as the installer sizes it on the boot
-// disk: after the 1 GiB ESP, swap min(RAM, disk/8, 8 GiB), root disk/4
-// (at most 96 GiB) and free space disk/8 (at most 16 GiB); about 1 % of the
-// rest is the pool's metadata. The reference lab's 120 GB disk gives the
-// figures an installed node reports (pveDataSize, pveDataMeta).
+// installerThinPool is pve/data as pve-installer sizes it on the boot
+// disk (Proxmox/Sys/Block.pm partition_bootable_disk, Proxmox/Install.pm
+// compute_swapsize and create_lvm_volumes; sizes in KiB as there): after
+// the BIOS boot partition and the ESP, swap from the RAM (at most 8 GiB),
+// root a quarter of the rest plus 12 GiB (at most 96 GiB), free space
+// disk/8 (at most 16 GiB), and the thin pool the remainder less twice its
+// metadata (1 %, 1-16 GiB) and one extent. The reference lab's 120 GB
+// disk keeps the figures pvesim has always reported (pveDataSize,
+// pveDataMeta); nil when the installer creates no pool (4 GiB or less).
 func installerThinPool(disks []*simDisk, memGiB int) *thinPool {
 	var size int64
 	for _, d := range disks {
@@ -178,15 +195,58 @@ func installerThinPool(disks []*simDisk, memGiB int) *thinPool {
 	if size == size120G {
 		return &thinPool{VG: "pve", LV: "data", Size: pveDataSize, MetaSize: pveDataMeta}
 	}
-	const gib = int64(1) << 30
 	if memGiB <= 0 {
 		memGiB = 64
 	}
-	swap := min(int64(memGiB)*gib, size/8, 8*gib)
-	root := min(size/4, 96*gib)
-	free := min(size/8, 16*gib)
-	rest := max(size-gib-swap-root-free, 2*gib)
-	meta := max(rest/100/lvmExtent, 1) * lvmExtent
-	data := (rest - 2*meta) / lvmExtent * lvmExtent
-	return &thinPool{VG: "pve", LV: "data", Size: data, MetaSize: meta}
+	const gibKB = 1024 * 1024
+	hdKB := size / 1024
+	espMB := int64(512)
+	if hdKB > 100*gibKB {
+		espMB = 1024
+	}
+	osKB := hdKB - (espMB+1)*1024
+	hdgb := osKB / gibKB
+
+	ss := int64(memGiB) * 1024 // MB
+	if ss < 4096 && hdgb >= 64 {
+		ss = 4096
+	}
+	if ss < 2048 && hdgb >= 32 {
+		ss = 2048
+	}
+	if ss >= 2048 && hdgb <= 16 {
+		ss = 1024
+	}
+	ss = max(ss, 512)
+	ss = min(ss, hdgb*128, 8192)
+	swapKB := (ss * 1024) &^ 0xFFF
+
+	space := float64(4 * 1024)
+	if hdgb > 32 {
+		space = float64(min(hdgb, 128)) / 8 * gibKB
+		if hdgb > 128 {
+			space = 16 * gibKB
+		}
+	}
+	rest := osKB - swapKB
+	restMB := rest / 1024
+	var rootMB float64
+	switch {
+	case restMB < 12*1024:
+		rootMB = float64((restMB - 4) &^ 3)
+	case restMB < 48*1024:
+		rootMB = float64((restMB / 2) &^ 3)
+	default:
+		rootMB = float64(restMB)/4 + 12*1024
+	}
+	rootMB = min(rootMB, 96*1024)
+	rootKB := int64(rootMB*1024) &^ 0xFFF
+	rest -= rootKB
+	dataKB := int64(float64(rest)-space) &^ 0xFFF
+	if dataKB <= 4*gibKB {
+		return nil
+	}
+	metaKB := min(max(dataKB/100, gibKB), 16*gibKB) &^ 0xFFF
+	dataKB -= 2*metaKB + 4*1024
+	return &thinPool{VG: "pve", LV: "data", Size: dataKB * 1024, MetaSize: metaKB * 1024}
 }

@@ -63,12 +63,16 @@ func TestLabFreshInstallNetwork(t *testing.T) {
 	if want := []string{"bcm5720p0", "bcm5720p1", "cx354ap1", "cx354ap2", "i219", "vmbr0"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("interfaces %v, want %v", names, want)
 	}
-	// The installer's order: the management NIC, vmbr0, then the others.
+	// The installer's order: the management NIC, vmbr0 ...
 	if p := findIface(list, "bcm5720p0")["priority"]; p != 3.0 {
 		t.Errorf("bcm5720p0 priority %v", p)
 	}
-	if p := findIface(list, "cx354ap2")["priority"]; p != 8.0 {
+	// ... then the others sorted by name, as Install.pm writes them.
+	if p := findIface(list, "cx354ap2")["priority"]; p != 7.0 {
 		t.Errorf("cx354ap2 priority %v", p)
+	}
+	if p := findIface(list, "i219")["priority"]; p != 8.0 {
+		t.Errorf("i219 priority %v", p)
 	}
 }
 
@@ -144,19 +148,25 @@ func TestLabDisklessNodeDisks(t *testing.T) {
 	if d := d7[0].(map[string]any); d["model"] != "Samsung_SSD_850_EVO_250GB" || d["size"] != 250059350016.0 || d["type"] != "ssd" || d["rpm"] != 0.0 {
 		t.Errorf("850 EVO %v", d)
 	}
-	// The thin pool follows the boot disk's size, not the reference lab's.
+	// The thin pool follows the 240 GB boot disk as the installer sizes it:
+	// 222.5 GiB after the ESP, less 8 GiB swap, 65.6 GiB root (a quarter
+	// plus 12 GiB), 16 GiB free and twice 1.33 GiB metadata.
 	pools := c.ok("GET", "/nodes/jpl-proxmox7/disks/lvmthin", nil).data().([]any)
-	if len(pools) != 1 || pools[0].(map[string]any)["lv_size"] == float64(pveDataSize) {
-		t.Errorf("thin pools %v", pools)
+	if len(pools) != 1 {
+		t.Fatalf("thin pools %v", pools)
+	}
+	if gib := pools[0].(map[string]any)["lv_size"].(float64) / (1 << 30); gib < 130 || gib > 130.5 {
+		t.Errorf("pve/data %.2f GiB, want about 130.3", gib)
 	}
 }
 
-// SAS 15K HDDs are hdd with their rpm.
+// SAS 15K HDDs are hdd with their rpm and no wear level.
 func TestLabConsumerDiskTypes(t *testing.T) {
 	_, info := startSim(t, Options{Lab: shippedLab(t, "consumer"), NoSSH: true})
 	c := standaloneClient(t, info, 2)
 	for _, e := range c.ok("GET", "/nodes/cons3/disks/list", vals("type", "unused")).data().([]any) {
-		if d := e.(map[string]any); d["type"] != "hdd" || d["rpm"] != 15000.0 || d["vendor"] != "SEAGATE" {
+		// No wear level on a spinning disk (Diskmanage: only ssd-like ones).
+		if d := e.(map[string]any); d["type"] != "hdd" || d["rpm"] != 15000.0 || d["vendor"] != "SEAGATE" || d["wearout"] != "N/A" {
 			t.Errorf("cons3 disk %v", d)
 		}
 	}
@@ -307,5 +317,30 @@ func TestNoLabKeepsTestDefault(t *testing.T) {
 	}
 	if s.opts.CephNotInstalled {
 		t.Error("Ceph not installed without a lab")
+	}
+}
+
+// ethtool reports the lab's NIC speeds and carriers.
+func TestLabEthtoolSpeedAndLink(t *testing.T) {
+	lab := testLab()
+	lab.Nodes[0].NICs[0].SpeedMbps = 25000
+	_, info := startSim(t, Options{Lab: lab})
+	tg := sshAs(t, info, "n1", "root")
+	if out := tg.ok("ethtool eno1"); out != "Settings for eno1:\n\tSpeed: 25000Mb/s\n\tDuplex: Full\n\tAuto-negotiation: on\n\tPort: Direct Attach Copper\n\tLink detected: yes\n" {
+		t.Errorf("eno1:\n%s", out)
+	}
+	if out := tg.ok("ethtool eno2"); !strings.Contains(out, "\tSpeed: Unknown!\n") || !strings.HasSuffix(out, "\tLink detected: no\n") {
+		t.Errorf("eno2 without carrier:\n%s", out)
+	}
+	if out := tg.ok("ethtool vmbr0"); out != "Settings for vmbr0:\n\tLink detected: yes\n" {
+		t.Errorf("vmbr0:\n%s", out)
+	}
+	if _, errs, code := tg.run("ethtool eno9", nil); code != 1 || !strings.Contains(errs, "No such device") {
+		t.Errorf("eno9: %d %q", code, errs)
+	}
+	// Without a lab: the reference NICs at their nominal speed.
+	_, info = startSim(t, Options{})
+	if out := sshAs(t, info, "z2g4a", "root").ok("ethtool cx354ap1"); !strings.Contains(out, "\tSpeed: 40000Mb/s\n") {
+		t.Errorf("cx354ap1:\n%s", out)
 	}
 }

@@ -23,7 +23,7 @@ func testLab() *Lab {
 				{Name: "eno2", MAC: "00:10:18:00:00:02", SpeedMbps: 10000, Link: &up},
 			},
 			Disks: []LabDisk{
-				{Device: "/dev/sda", Model: "M1", Serial: "S1", SizeBytes: 1 << 30, Transport: "sata", Boot: true},
+				{Device: "/dev/sda", Model: "M1", Serial: "S1", SizeBytes: 32 << 30, Transport: "sata", Boot: true},
 				{Device: "/dev/nvme0n1", Model: "M2", Serial: "S2", SizeBytes: 1 << 30, Transport: "nvme", SyncWriteIOPS: 800},
 			},
 		},
@@ -32,7 +32,7 @@ func testLab() *Lab {
 			Management: LabManagement{NIC: "eno1", CIDR: "10.0.0.2/24", Gateway: "10.0.0.254"},
 			NICs:       []LabNIC{{Name: "eno1", MAC: "00:10:18:00:00:11", SpeedMbps: 1000}},
 			// The diskless node: only its boot disk.
-			Disks: []LabDisk{{Device: "/dev/sda", Model: "M1", Serial: "S3", SizeBytes: 1 << 30, Transport: "sas", Rotational: true, RPM: 15000, Boot: true}},
+			Disks: []LabDisk{{Device: "/dev/sda", Model: "M1", Serial: "S3", SizeBytes: 600127266816, Transport: "sas", Rotational: true, RPM: 15000, Boot: true}},
 		},
 	}}
 }
@@ -118,6 +118,7 @@ func TestParseLabRefuses(t *testing.T) {
 		{"wearout", func(l *Lab) { l.Nodes[0].Disks[1].Wearout = 101 }, []string{"disks[1].wearout: 101 is not a percentage"}},
 		{"no boot disk", func(l *Lab) { l.Nodes[0].Disks[0].Boot = false; l.Nodes[1].Disks[0].Boot = false },
 			[]string{`disks: no boot disk on n1, n2; mark the disk the installer used with "boot": true`}},
+		{"small boot disk", func(l *Lab) { l.Nodes[0].Disks[0].SizeBytes = 8 << 30 }, []string{"nodes[0] (n1): disks[0].size_bytes: 8589934592: a boot disk under 16 GiB"}},
 		{"two boot disks", func(l *Lab) { l.Nodes[0].Disks[1].Boot = true }, []string{"disks: more than one boot disk on n1; exactly one disk per node"}},
 	}
 	for _, tc := range cases {
