@@ -20,6 +20,8 @@
 # START overrides the lab file's starting state (fresh-install, cluster, hand-built),
 # PVE_RELEASE its PVE release. LAB_KEEP=1 keeps the temp dir (state, logs) for inspection.
 set -euo pipefail
+# A step that fails says which (set -e alone stops without a word).
+trap 'echo "lab.sh: failed: $BASH_COMMAND (line $LINENO)" >&2' ERR
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -105,19 +107,36 @@ tf() {
 requests_so_far() { if [ -f "$tmp/requests.jsonl" ]; then wc -l <"$tmp/requests.jsonl" | tr -d ' '; else echo 0; fi; }
 
 echo "lab.sh: $cli_version apply"
-set +e
-tf apply -auto-approve -input=false 2>&1 | tee "$tmp/apply.log"
-apply_rc=${PIPESTATUS[0]}
-set -e
+rm -f "$tmp/apply.rc"
+{ tf apply -auto-approve -input=false 2>&1 || echo $? >"$tmp/apply.rc"; } | tee "$tmp/apply.log"
+apply_rc="$(cat "$tmp/apply.rc" 2>/dev/null || echo 0)"
 apply_requests="$(requests_so_far)"
 
 # The network reloads of the apply per node: the cutover from the installer's vmbr0 to
 # the configuration's interfaces takes one per node, guarded by the dead-man rollback.
+# Where the management address went is read from the requests that configured it.
+node_index() {
+	local n i=0
+	for n in $pvesim_nodes; do
+		if [ "$n" = "$1" ]; then
+			echo "$i"
+			return 0
+		fi
+		i=$((i + 1))
+	done
+	echo -1
+}
 while read -r node count; do
 	[ -n "$node" ] || continue
 	word=reloads
 	[ "$count" = 1 ] && word=reload
-	summary+=("management cutover: $node $count $word")
+	addr="$(pvesim_field_or "nodes.$(node_index "$node").management_address" "")"
+	holder="$(pvesim_mgmt_holder "$tmp/requests.jsonl" "$node" "$addr")"
+	if [ -n "$holder" ] && [ "$holder" != vmbr0 ]; then
+		summary+=("management cutover: $node $count $word ($addr: vmbr0 -> $holder)")
+	else
+		summary+=("network: $node $count $word${addr:+ ($addr stays on vmbr0)}")
+	fi
 done < <(pvesim_reloads "$tmp/requests.jsonl")
 # What the provider said about the cutover and any rollback (warnings, errors).
 while IFS= read -r l; do
@@ -130,10 +149,8 @@ echo "lab.sh: outputs"
 tf output
 echo "lab.sh: second plan (must be empty)"
 before_plan="$(requests_so_far)"
-set +e
-tf plan -detailed-exitcode -input=false
-plan_rc=$?
-set -e
+plan_rc=0
+tf plan -detailed-exitcode -input=false || plan_rc=$?
 summary=("API requests: apply $apply_requests, second plan $(($(requests_so_far) - before_plan))" ${summary[@]+"${summary[@]}"})
 case "$plan_rc" in
 0) ;;

@@ -18,6 +18,8 @@
 # Every start is a fresh lab (the lab file's starting state): remove your configuration's
 # terraform.tfstate when you restart the simulator.
 set -euo pipefail
+# A step that fails says which (set -e alone stops without a word).
+trap 'echo "sim.sh: failed: $BASH_COMMAND (line $LINENO)" >&2' ERR
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -206,5 +206,16 @@ pvesim_node_table() {
 pvesim_reloads() {
 	[ -f "$1" ] || return 0
 	grep -E '"method":"PUT","path":"/nodes/[^/"]+/network"' "$1" | grep '"status":200' |
-		sed -E 's|.*"path":"/nodes/([^/"]+)/network".*|\1|' | sort | uniq -c | awk '{ print $2, $1 }'
+		sed -E 's|.*"path":"/nodes/([^/"]+)/network".*|\1|' | sort | uniq -c | awk '{ print $2, $1 }' || true
+}
+
+# pvesim_mgmt_holder LOG NODE ADDRESS: the interface the apply last gave the management
+# ADDRESS to (a POST or PUT of /nodes/NODE/network... with cidr ADDRESS/prefix that PVE
+# answered with 200); empty when no request did, i.e. it stayed where the installer put it.
+pvesim_mgmt_holder() {
+	local log=$1 node=$2 addr=$3
+	[ -f "$log" ] && [ -n "$addr" ] || return 0
+	grep -E '"method":"(POST|PUT)","path":"/nodes/'"$node"'/network' "$log" | grep '"status":200' |
+		grep -F "\"cidr\":\"$addr/" | tail -n 1 |
+		sed -E 's|.*"path":"/nodes/[^/"]+/network/([^"]+)".*|\1|; s|.*"iface":"([^"]+)".*|\1|' || true
 }
