@@ -62,6 +62,12 @@
 //	nodeos_model.go                 a node's files, units, NIC rings, tuned; nodeos_files_model.go: file rules,
 //	                                pmxcfs locks; nodeos_systemd_model.go: systemd
 //
+// The starting states of a lab (lab_model.go):
+//
+//	start_handbuilt.go              the hand-built state: the reference build log replayed through the API and
+//	                                the nodes' shells (start_handbuilt_exec.go), network and node base in
+//	                                start_handbuilt_node.go; hbPlan's rules for labs with other hardware
+//
 // Package-level maps are read-only tables, besides the memo caches of pure
 // functions in perf_index.go (parsed property strings, drive formats,
 // compiled patterns, row sizes); nothing registers itself.

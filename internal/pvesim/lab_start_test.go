@@ -284,20 +284,6 @@ func TestLabOverridesOptions(t *testing.T) {
 	}
 }
 
-// hand-built is another change's; until then Start says so.
-func TestLabHandBuiltPlaceholder(t *testing.T) {
-	lab := testLab()
-	lab.Start = StartHandBuilt
-	s, err := Start(Options{Lab: lab, NoSSH: true})
-	if err == nil {
-		_ = s.Close()
-		t.Skip("hand-built is built")
-	}
-	if !strings.Contains(err.Error(), "lab t: start hand-built:") {
-		t.Errorf("error %v", err)
-	}
-}
-
 // Without a lab nothing changes: no vmbr0, no management address, the
 // reference addresses, Ceph installed.
 func TestNoLabKeepsTestDefault(t *testing.T) {

@@ -1,13 +1,411 @@
 package pvesim
 
-import "errors"
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
 
-// applyHandBuilt turns the cluster state into the lab built by hand
-// (StartHandBuilt). Start calls it with s.mu held, after newState built
-// the clustered fresh-install nodes (lab_start.go) and before any listener
-// starts; the state is saved after it. prepareLabOptions set
-// s.opts.CephNotInstalled, so Ceph is absent until this sets the nodes'
-// CephPkgs. Placeholder: another change builds it.
-func (s *Sim) applyHandBuilt(lab *Lab) error {
-	return errors.New("hand-built start state not built yet")
+// The hand-built starting state (StartHandBuilt): the end of the reference
+// lab's build log (reference-lab.md, "Main lab"), leftovers included, for
+// adoption (issue #12). It is reached by replaying that log on the
+// fresh-install (or cluster) nodes through the simulator's own API and
+// shell (start_handbuilt_exec.go), step by step as the user did it:
+//
+//  1. network (start_handbuilt_node.go): vmbr0 removed; bond0 (802.3ad,
+//     miimon 100) over two NICs; bridge0 (VLAN-aware, vids 2-4094) on
+//     bond0 with the management address and gateway; bridge0.60 with
+//     169.254.60.H/24; the storage NIC with 169.254.50.H/24, MTU 9000;
+//     one staged change set, one reload.
+//  2. cluster: created on the first node, joined by the others, link0 on
+//     169.254.60.H and link1 on 169.254.50.H (from the cluster state,
+//     which Start builds first, the existing cluster's links are moved
+//     there as by an edit of corosync.conf); migration secure over
+//     169.254.50.0/24, HA shutdown policy migrate.
+//  3. node base: pve-no-subscription added, enterprise repositories
+//     disabled; the internal root CA trusted; systemd-journal-upload
+//     configured (journal-upload.conf, a Restart=always drop-in) and
+//     enabled --now; tuned latency-performance; the storage NIC's rings
+//     rx/tx 2048 set by hand with ethtool (the log persists nothing, so
+//     there is no unit: a reboot would lose them).
+//  4. Ceph: pveceph install (squid, no-subscription) everywhere, init on
+//     169.254.50.0/24, a monitor and a manager per node, OSDs on the
+//     power-loss-protected data disks, pool `ceph` (3/2, rbd) with PVE
+//     storage `ceph`; ceph.conf edited by hand ([client] rbd cache
+//     settings, [osd] section, a hand comment), then every node's OSDs
+//     restarted one node at a time.
+//  5. guests: VM 100 per the log on the first node, running; its first
+//     disk was detached (unused0 = ceph:vm-100-disk-0), which is why
+//     scsi0 is ceph:vm-100-disk-1; VM 101 stopped on the second node,
+//     without HA.
+//  6. leftovers beyond the log: osd_max_backfills set in the config
+//     database only (never in ceph.conf).
+//
+// H is the last octet of the node's management address (172.27.2.12 ->
+// 169.254.60.12), as in the log. Labs with other hardware follow the same
+// rules (hbPlan): the storage NIC is cx354ap1 when the node has it, else
+// its fastest NIC besides the management NIC; bond0 takes the first two
+// NICs in the lab's order that are not the storage NIC; OSDs go on every disk with
+// power_loss_protection that is not the boot disk (a node without one
+// gets none, but three nodes need them for the pool). A lab that cannot
+// be built so is an error naming what is missing.
+
+// Network facts of the build log.
+const (
+	hbCorosyncNet = "169.254.60"
+	hbStorageNet  = "169.254.50"
+	hbCorosyncVID = 60
+	hbStorageMTU  = 9000
+	hbCephPool    = "ceph"
+)
+
+// hbNode is one node's part of the build.
+type hbNode struct {
+	name       string
+	mgmtCIDR   string // 172.27.2.12/24
+	gateway    string
+	host       int       // the last octet of the management address
+	bond       [2]string // bond0's slaves
+	storageNIC string
+	osdDisks   []string // /dev/sdb, /dev/sdc
 }
+
+func (n hbNode) corosyncAddr() string { return fmt.Sprintf("%s.%d", hbCorosyncNet, n.host) }
+func (n hbNode) storageAddr() string  { return fmt.Sprintf("%s.%d", hbStorageNet, n.host) }
+func (n hbNode) mgmtAddr() string {
+	p, _ := netip.ParsePrefix(n.mgmtCIDR)
+	return p.Addr().String()
+}
+
+// hbPlan derives each node's part from the lab, or says why the lab cannot
+// be hand-built.
+func hbPlan(lab *Lab) ([]hbNode, error) {
+	if len(lab.Nodes) < 3 {
+		return nil, fmt.Errorf("lab %q: the hand-built state needs at least 3 nodes (a Ceph pool of size 3 over hosts), the lab has %d", lab.Name, len(lab.Nodes))
+	}
+	seen := map[int]string{}
+	var out []hbNode
+	for _, ln := range lab.Nodes {
+		n := hbNode{name: ln.Name, mgmtCIDR: ln.Management.CIDR, gateway: ln.Management.Gateway}
+		where := fmt.Sprintf("lab %q node %s", lab.Name, ln.Name)
+		p, err := netip.ParsePrefix(ln.Management.CIDR)
+		if err != nil || !p.Addr().Is4() {
+			return nil, fmt.Errorf("%s: the hand-built state needs an IPv4 management cidr, not %q", where, ln.Management.CIDR)
+		}
+		if ln.Management.Gateway == "" {
+			return nil, fmt.Errorf("%s: the hand-built state needs a management gateway", where)
+		}
+		n.host = int(p.Addr().As4()[3])
+		if n.host == 0 || n.host == 255 {
+			return nil, fmt.Errorf("%s: management address %s ends in %d, which cannot be the host part of %s.0/24", where, p.Addr(), n.host, hbCorosyncNet)
+		}
+		if other, dup := seen[n.host]; dup {
+			return nil, fmt.Errorf("%s: management address ends in %d like node %s's; the corosync and storage addresses (%s.%d) would collide", where, n.host, other, hbCorosyncNet, n.host)
+		}
+		seen[n.host] = ln.Name
+
+		n.storageNIC = hbStorageNIC(ln)
+		if n.storageNIC == "" {
+			return nil, fmt.Errorf("%s: the hand-built state needs a storage NIC besides the management NIC %s", where, ln.Management.NIC)
+		}
+		var rest []string
+		for _, nic := range ln.NICs {
+			if nic.Name != n.storageNIC {
+				rest = append(rest, nic.Name)
+			}
+		}
+		if len(rest) < 2 {
+			return nil, fmt.Errorf("%s: the hand-built state needs two NICs for bond0 besides the storage NIC %s, the node has %d", where, n.storageNIC, len(rest))
+		}
+		n.bond = [2]string{rest[0], rest[1]}
+
+		for _, d := range ln.Disks {
+			if d.PowerLossProtection && !d.Boot {
+				n.osdDisks = append(n.osdDisks, d.Device)
+			}
+		}
+		out = append(out, n)
+	}
+	var hosts, without []string
+	for _, n := range out {
+		if len(n.osdDisks) > 0 {
+			hosts = append(hosts, n.name)
+		} else {
+			without = append(without, n.name)
+		}
+	}
+	if len(hosts) < 3 {
+		return nil, fmt.Errorf("lab %q: the hand-built state puts the OSDs on the disks with power_loss_protection that are not the boot disk, "+
+			"and pool %s (size 3 over hosts) needs three nodes with such disks; the lab has %d (none on %s)",
+			lab.Name, hbCephPool, len(hosts), strings.Join(without, ", "))
+	}
+	return out, nil
+}
+
+// hbStorageNIC is cx354ap1 when the node has it (the reference lab), else
+// the fastest NIC that is not the management NIC (the first of equals).
+func hbStorageNIC(ln LabNode) string {
+	best := -1
+	for i, nic := range ln.NICs {
+		if nic.Name == "cx354ap1" {
+			return nic.Name
+		}
+		if nic.Name == ln.Management.NIC {
+			continue
+		}
+		if best < 0 || nic.SpeedMbps > ln.NICs[best].SpeedMbps {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return ln.NICs[best].Name
+}
+
+// applyHandBuilt turns the started nodes (fresh-install or cluster) into
+// the lab built by hand. Start calls it with s.mu held, before any
+// listener starts; the replay releases the lock while it runs, because
+// its calls and their task workers take it themselves as requests do, and
+// nothing else can run yet.
+func (s *Sim) applyHandBuilt(lab *Lab) error {
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	plan, err := hbPlan(lab)
+	if err != nil {
+		return err
+	}
+	for _, n := range plan {
+		ns := s.st.Nodes[n.name]
+		if ns == nil {
+			return fmt.Errorf("lab %q: node %s was not started", lab.Name, n.name)
+		}
+		for _, nic := range []string{n.bond[0], n.bond[1], n.storageNIC} {
+			if !slices.Contains(ns.Physical, nic) {
+				return fmt.Errorf("lab %q node %s: no NIC %s on the started node", lab.Name, n.name, nic)
+			}
+		}
+		for _, dev := range n.osdDisks {
+			if findDisk(s.nodeDisks(ns), dev) == nil {
+				return fmt.Errorf("lab %q node %s: no disk %s on the started node", lab.Name, n.name, dev)
+			}
+		}
+	}
+	// The log's work takes hours; replayed, tasks finish at once.
+	saved := s.opts.TaskDuration
+	s.opts.TaskDuration = 0
+	defer func() {
+		s.opts.TaskDuration = saved
+		// What the replay ran is no client's concurrency.
+		s.mu.Lock()
+		s.running, s.peak = nil, nil
+		s.saveLocked()
+		s.mu.Unlock()
+	}()
+	steps := []func([]hbNode) error{
+		s.hbNetwork,
+		func(p []hbNode) error { return s.hbCluster(p, cmp.Or(lab.ClusterName, "lab")) },
+		func(p []hbNode) error { return s.hbNodeBase(p, cmp.Or(lab.Domain, "lab.example")) },
+		s.hbCeph,
+		s.hbGuests,
+	}
+	for _, step := range steps {
+		if err := step(plan); err != nil {
+			return fmt.Errorf("lab %q: %w", lab.Name, err)
+		}
+	}
+	return nil
+}
+
+// hbCluster is "created on one node, joined by the other two" plus the
+// datacenter options. Nodes already clustered with the first (the cluster
+// starting state) are kept, their corosync links moved to the log's
+// networks as a user does it: by editing corosync.conf, which PVE's API
+// cannot change.
+func (s *Sim) hbCluster(plan []hbNode, name string) error {
+	first := plan[0]
+	s.mu.Lock()
+	clustered := s.clusterOf(first.name) != nil
+	s.mu.Unlock()
+	if !clustered {
+		if _, err := s.hbCall(first.name, "POST", "/cluster/config", map[string]string{
+			"clustername": name, "link0": first.corosyncAddr(), "link1": first.storageAddr(),
+		}); err != nil {
+			return err
+		}
+	} else if err := s.hbRelink(plan); err != nil {
+		return err
+	}
+	for _, n := range plan[1:] {
+		s.mu.Lock()
+		mns := s.st.Nodes[first.name]
+		member := s.st.Nodes[n.name].Domain == mns.Domain
+		fp, pw := certFingerprint(mns.CertPEM), s.st.Domains[mns.Domain].RootPassword
+		s.mu.Unlock()
+		if member {
+			continue
+		}
+		if _, err := s.hbCall(n.name, "POST", "/cluster/config/join", map[string]string{
+			"hostname": first.mgmtAddr(), "fingerprint": fp, "password": pw,
+			"link0": n.corosyncAddr(), "link1": n.storageAddr(),
+		}); err != nil {
+			return err
+		}
+	}
+	_, err := s.hbCall(first.name, "PUT", "/cluster/options", map[string]string{
+		"migration": "type=secure,network=" + hbStorageNet + ".0/24",
+		"ha":        "shutdown_policy=migrate",
+	})
+	return err
+}
+
+// hbRelink rewrites an existing cluster's links to link0 on the corosync
+// VLAN and link1 on the storage network, one config_version bump as one
+// edit of corosync.conf.
+func (s *Sim) hbRelink(plan []hbNode) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cc := s.clusterOf(plan[0].name)
+	cc.Links = map[int]int64{0: 0, 1: 0}
+	for _, n := range plan {
+		cn := cc.Nodes[n.name]
+		if cn == nil {
+			continue // joins below, with the log's links
+		}
+		cn.Rings = map[int]string{0: n.corosyncAddr(), 1: n.storageAddr()}
+	}
+	cc.ConfigVersion++
+	s.saveLocked()
+	return nil
+}
+
+// hbCeph is the Ceph part of the log, as the GUI and the shell did it.
+func (s *Sim) hbCeph(plan []hbNode) error {
+	first := plan[0].name
+	for _, n := range plan {
+		if _, err := s.hbShell(n.name, "pveceph install --version squid --repository no-subscription", ""); err != nil {
+			return err
+		}
+	}
+	if _, err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/init", map[string]string{"network": hbStorageNet + ".0/24"}); err != nil {
+		return err
+	}
+	for _, n := range plan {
+		if _, err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/mon/"+n.name, nil); err != nil {
+			return err
+		}
+	}
+	// The first monitor brought the first node's manager.
+	for _, n := range plan[1:] {
+		if _, err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/mgr/"+n.name, nil); err != nil {
+			return err
+		}
+	}
+	for _, n := range plan {
+		for _, dev := range n.osdDisks {
+			if _, err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/osd", map[string]string{"dev": dev}); err != nil {
+				return err
+			}
+		}
+	}
+	// The GUI's pool dialog: its defaults (128 PGs, autoscale on) and
+	// "Add as Storage".
+	if _, err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/pool", map[string]string{
+		"name": hbCephPool, "size": "3", "min_size": "2", "application": "rbd", "pg_num": "128",
+		"pg_autoscale_mode": "on", "add_storages": "1",
+	}); err != nil {
+		return err
+	}
+	if err := s.hbCephConf(first); err != nil {
+		return err
+	}
+	// Set once while tuning recovery and forgotten: in the monitors'
+	// database, not in ceph.conf.
+	if _, err := s.hbShell(first, "ceph config set osd osd_max_backfills 2", ""); err != nil {
+		return err
+	}
+	// The rolling restart: one node at a time, the next only once the
+	// restarted OSDs are back up and every PG is active+clean.
+	for _, n := range plan {
+		if _, err := s.hbShell(n.name, "systemctl restart ceph-osd.target", ""); err != nil {
+			return err
+		}
+		if err := s.hbWaitCephClean(first, "the restart of "+n.name+"'s OSDs"); err != nil {
+			return err
+		}
+	}
+	// The test history (ceph_hooks.go) starts when the simulator does:
+	// what the user did before is not what a client under test did.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.st.Domains[s.st.Nodes[first].Domain].Ceph
+	cli := cs.cli()
+	cli.MaxHostsDown, cli.MaxMonsDown, cli.DownLog, cli.DownWithoutNoout = 0, 0, nil, nil
+	cs.MinSizeViolations, cs.DataLoss, cs.UnsafeDestroys = nil, nil, nil
+	s.saveLocked()
+	return nil
+}
+
+// hbWaitCephClean lets simulated time pass (what the user waited) until
+// every OSD is up and every PG active+clean.
+func (s *Sim) hbWaitCephClean(node, after string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.st.Domains[s.st.Nodes[node].Domain].Ceph
+	s.cephTickLocked(cs)
+	const step, limit = 5.0, 3600.0
+	for waited := 0.0; ; waited += step {
+		up := true
+		for _, o := range cs.OSDs {
+			up = up && o.isUp()
+		}
+		if up && cs.allActiveClean() {
+			s.saveLocked()
+			return nil
+		}
+		if waited >= limit {
+			return fmt.Errorf("hand-built: Ceph not active+clean an hour after %s", after)
+		}
+		cs.advance(step)
+	}
+}
+
+// hbGuests creates VM 100 as the log lists it and VM 101, stopped.
+func (s *Sim) hbGuests(plan []hbNode) error {
+	n1, n2 := plan[0].name, plan[1].name
+	vm := "/nodes/" + n1 + "/qemu/100"
+	if _, err := s.hbCall(n1, "POST", "/nodes/"+n1+"/qemu", map[string]string{
+		"vmid": "100", "agent": "1", "bios": "ovmf", "cores": "4", "cpu": "host", "memory": "8192", "numa": "0",
+		"ostype": "l26", "sockets": "1", "scsihw": "virtio-scsi-single", "scsi0": hbCephPool + ":32",
+	}); err != nil {
+		return err
+	}
+	// The first disk, detached (it stays as unused0) and replaced by one
+	// with the log's options.
+	if _, err := s.hbCall(n1, "PUT", vm+"/config", map[string]string{"delete": "scsi0"}); err != nil {
+		return err
+	}
+	if _, err := s.hbCall(n1, "POST", vm+"/config", map[string]string{
+		"scsi0": hbCephPool + ":32,cache=writeback,discard=on,iothread=1,ssd=1",
+		// The detach took scsi0 out of the boot order; the GUI's Boot
+		// Order dialog put the new disk back.
+		"boot": "order=scsi0",
+	}); err != nil {
+		return err
+	}
+	if _, err := s.hbCall(n1, "POST", vm+"/status/start", nil); err != nil {
+		return err
+	}
+	_, err := s.hbCall(n2, "POST", "/nodes/"+n2+"/qemu", map[string]string{
+		"vmid": "101", "cores": "2", "memory": "2048", "ostype": "l26", "scsihw": "virtio-scsi-single",
+		"scsi0": hbCephPool + ":8,discard=on,iothread=1,ssd=1",
+	})
+	return err
+}
+
+// hbTime is when the hand-built lab's CA was made: a year before the
+// simulator starts, so the certificate looks as old as the lab.
+func hbTime() time.Time { return time.Now().AddDate(-1, 0, 0) }
