@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 // SSHHowTo tells a user how to give the provider SSH access to the nodes.
@@ -56,7 +58,7 @@ func (pd *ProviderData) NodeIP(ctx context.Context, node string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	ips, err := CachedRead(ctx, pd.Reads, "cluster/status@"+c.Endpoint(), func(ctx context.Context) (map[string]string, error) {
+	ips, err := CachedRead(ctx, pd.Reads, clusterStatusCacheKey(c), func(ctx context.Context) (map[string]string, error) {
 		st, err := c.ClusterStatus(ctx)
 		if err != nil {
 			return nil, err
@@ -74,4 +76,20 @@ func (pd *ProviderData) NodeIP(ctx context.Context, node string) (string, error)
 		return "", fmt.Errorf("%s does not report an address for node %s in GET /cluster/status; set ssh.nodes.%s.address in the provider configuration", c.Endpoint(), node, node)
 	}
 	return ips[node], nil
+}
+
+func clusterStatusCacheKey(c *pve.Client) string { return "cluster/status@" + c.Endpoint() }
+
+// NodeNetworkChanged drops what the provider holds about how node is
+// reached, after a reload that changed its management path: the node
+// addresses read from GET /cluster/status and the cached SSH connection
+// (one that hung through the change must not be reused).
+func (pd *ProviderData) NodeNetworkChanged(ctx context.Context, node string) {
+	pd.Reads.Invalidate(clusterStatusCacheKey(pd.Client))
+	if c, err := pd.NodeClient(ctx, node); err == nil {
+		pd.Reads.Invalidate(clusterStatusCacheKey(c))
+	}
+	if pd.NodeExec != nil {
+		pd.NodeExec.Forget(node)
+	}
 }

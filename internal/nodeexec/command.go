@@ -35,6 +35,7 @@ var allowedPrograms = map[string]bool{
 	"ceph":                   true, // Ceph config database, flags, ok-to-stop
 	"pveceph":                true, // pveceph install
 	"systemctl":              true, // units: state, enable, restart
+	"systemd-run":            true, // arm the network dead-man timer (a transient timer running a fixed script)
 	"tuned-adm":              true, // tuned profile
 	"ethtool":                true, // NIC ring sizes
 	"fio":                    true, // disk benchmark

@@ -440,3 +440,31 @@ func (b *capBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *capBuffer) Bytes() []byte { return b.buf.Bytes() }
+
+// Forget closes node's cached connection, so the next command dials
+// anew. After a change to the node's network a connection that survived
+// (or hung through) it proves nothing and may never answer again.
+func (p *Pool) Forget(node string) {
+	p.mu.Lock()
+	nc := p.nodes[node]
+	p.mu.Unlock()
+	if nc == nil {
+		return
+	}
+	nc.mu.Lock()
+	client := nc.client
+	nc.client = nil
+	nc.mu.Unlock()
+	if client != nil {
+		_ = client.Close()
+	}
+}
+
+// Address is where the pool reaches node's sshd.
+func (p *Pool) Address(ctx context.Context, node string) (Address, error) {
+	addr, err := p.cfg.Resolve(ctx, node)
+	if err == nil && addr.Port == 0 {
+		addr.Port = 22
+	}
+	return addr, err
+}

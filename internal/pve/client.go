@@ -288,6 +288,11 @@ func (c *Client) verifyConnection(cs tls.ConnectionState) error {
 // Endpoint returns the normalised endpoint, e.g. "https://pve1:8006".
 func (c *Client) Endpoint() string { return c.endpoint }
 
+// CloseIdleConnections closes kept-alive connections, so that the next
+// request proves the endpoint answers on a new one (after a network
+// reload an old connection may be dead without knowing it).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
 // AuthUser returns the identity in use: the token id ("root@pam!terraform")
 // or the ticket user ("root@pam").
 func (c *Client) AuthUser() string {

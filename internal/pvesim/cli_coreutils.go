@@ -35,6 +35,8 @@ func fileProgram(name string) *sshProgram {
 		return &sshProgram{run: sshMv}
 	case "rm":
 		return &sshProgram{run: sshRm}
+	case "cp":
+		return &sshProgram{run: sshCp}
 	}
 	return nil
 }
@@ -477,4 +479,75 @@ func sshRmdir(x *sshExec) int {
 	next:
 	}
 	return code
+}
+
+// sshCp is cp SOURCE DEST for one regular file. Without -p a new file
+// gets the source's mode (less the umask 022) and root's ownership, and
+// an existing one keeps its own; -p (--preserve, -a) keeps the source's.
+func sshCp(x *sshExec) int {
+	opts, operands, _ := splitOperands(x.argv[1:], nil)
+	preserve := false
+	for o := range opts {
+		switch o {
+		case "-p", "--preserve", "-a", "--archive":
+			preserve = true
+		case "-f", "--force", "-T", "--no-target-directory":
+		default:
+			x.errf("cp: pvesim simulates only the options -p, -a, -f and -T, not %s\n", o)
+			return 1
+		}
+	}
+	_, noTargetDir := opts["-T"]
+	if len(operands) == 0 {
+		x.errf("cp: missing file operand\nTry 'cp --help' for more information.\n")
+		return 1
+	}
+	if len(operands) == 1 {
+		x.errf("cp: missing destination file operand after '%s'\nTry 'cp --help' for more information.\n", operands[0])
+		return 1
+	}
+	if len(operands) != 2 {
+		x.errf("cp: pvesim simulates cp SOURCE DEST with exactly two operands\n")
+		return 1
+	}
+	src, dst := operands[0], operands[1]
+	f, err := x.readFile(src)
+	if err != nil {
+		if errors.Is(err, errIsDir) {
+			x.errf("cp: -r not specified; omitting directory '%s'\n", src)
+			return 1
+		}
+		x.errf("cp: cannot stat '%s': %v\n", src, err)
+		return 1
+	}
+	if x.isDir(path.Clean(dst)) {
+		if noTargetDir {
+			x.errf("cp: cannot overwrite directory '%s' with non-directory\n", dst)
+			return 1
+		}
+		dst = path.Join(dst, path.Base(src))
+	}
+	if path.Clean(src) == path.Clean(dst) {
+		x.errf("cp: '%s' and '%s' are the same file\n", src, dst)
+		return 1
+	}
+	out := &simFile{Content: append([]byte(nil), f.Content...), Mode: f.Mode &^ 0o022, Owner: "root", Group: "root"}
+	if !x.root {
+		out.Owner, out.Group = x.user, x.user
+	}
+	if old, err := x.lookupFile(dst); err == nil && !preserve {
+		out.Mode, out.Owner, out.Group = old.Mode, old.Owner, old.Group
+	}
+	if preserve {
+		out.Mode, out.Owner, out.Group = f.Mode, f.Owner, f.Group
+	}
+	if !x.root {
+		x.errf("cp: cannot create regular file '%s': %v\n", dst, errAccess)
+		return 1
+	}
+	if err := x.storeFile(dst, out); err != nil {
+		x.errf("cp: cannot create regular file '%s': %v\n", dst, err)
+		return 1
+	}
+	return 0
 }

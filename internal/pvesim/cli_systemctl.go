@@ -310,6 +310,8 @@ func unitProperty(name string, un *simUnit, prop string) string {
 		return un.Active
 	case "SubState":
 		switch {
+		case un != nil && un.Sub != "":
+			return un.Sub
 		case un == nil || un.Active == "inactive":
 			return "dead"
 		case un.Active == "failed":

@@ -49,6 +49,13 @@ type netIface struct {
 
 type netConfig struct {
 	Ifaces map[string]*netIface `json:"ifaces"`
+	// Options are the file's other lines (source, source-directory), kept
+	// and written after the stanzas (network_parse.go).
+	Options []string `json:"options,omitempty"`
+	// Text is the file's bytes when it was written by hand (over SSH,
+	// Hand set) rather than by PVE's writer (render, network_parse.go).
+	Text string `json:"text,omitempty"`
+	Hand bool   `json:"hand_written,omitempty"`
 }
 
 func newNetConfig() *netConfig { return &netConfig{Ifaces: map[string]*netIface{}} }
@@ -74,6 +81,7 @@ func defaultNetConfig() *netConfig {
 
 func (cfg *netConfig) clone() *netConfig {
 	out := newNetConfig()
+	out.Options = slices.Clone(cfg.Options) // Text is not kept: PVE's writer rewrites the file
 	for n, i := range cfg.Ifaces {
 		c := *i
 		c.Families = slices.Clone(i.Families) // nil stays nil: derived, not set
@@ -138,7 +146,7 @@ func (s *Sim) writeStaged(ns *nodeState, cfg *netConfig) *apiError {
 // computeActive marks what ifreload brings up: auto interfaces and,
 // transitively, their slaves, ports and vlan parents.
 func (ns *nodeState) computeActive() {
-	cfg := ns.Applied
+	cfg := ns.live()
 	active := map[string]bool{}
 	var up func(n string)
 	up = func(n string) {
@@ -421,7 +429,7 @@ func listNetwork(c *call) (any, *apiError) {
 		out = append(out, ns.apiIface(d))
 	}
 	if ns.Staged != nil {
-		if diff := unifiedDiff("/etc/network/interfaces", "/etc/network/interfaces.new", ns.Applied.render(), ns.Staged.render()); diff != "" {
+		if diff := unifiedDiff("/etc/network/interfaces", "/etc/network/interfaces.new", ns.Applied.fileText(), ns.Staged.fileText()); diff != "" {
 			c.setExtra("changes", diff)
 		}
 	}
@@ -434,11 +442,14 @@ func applyNetwork(c *call) (any, *apiError) {
 	// runs ifreload, so a failed reload still leaves the new configuration
 	// in place (used at next boot) with nothing staged.
 	if ns.Staged != nil {
+		ns.keepLive()
 		ns.Applied = ns.Staged
 		ns.Staged = nil
 	}
+	// The task runs on the node even when the reload cuts the node off:
+	// it finishes there, only clients no longer see it.
 	upid := c.s.startTaskLocked(c, "srvreload", "networking", func(t *task) (int, error) {
-		ns.computeActive()
+		c.s.reloadNetworkLocked(ns)
 		return 0, nil
 	})
 	return upid, nil

@@ -85,6 +85,9 @@ func (cfg *netConfig) render() string {
 		}
 		b.WriteString("\n")
 	}
+	for _, o := range cfg.Options {
+		b.WriteString(o + "\n")
+	}
 	return b.String()
 }
 

@@ -31,6 +31,8 @@ const (
 type fileHook struct {
 	read  func(x *sshExec) ([]byte, bool)
 	write func(x *sshExec, content []byte) error
+	// remove deletes the file (nil: EPERM).
+	remove func(x *sshExec) error
 }
 
 // nodeFiles are the paths that are views of simulator state.
@@ -53,16 +55,21 @@ func nodeFiles() map[string]*fileHook {
 		// /etc/ceph/ceph.conf is PVE's symlink to /etc/pve/ceph.conf.
 		"/etc/pve/ceph.conf":  cephConfFile(),
 		"/etc/ceph/ceph.conf": cephConfFile(),
+		// network_files.go
+		"/etc/network/interfaces":     interfacesFile(),
+		"/etc/network/interfaces.new": interfacesNewFile(),
 	}
 }
 
 func isPVEPath(p string) bool { return p == "/etc/pve" || strings.HasPrefix(p, "/etc/pve/") }
 
 // writableTree reports whether the simulator keeps files at p: under /etc,
-// /usr/local and /root. Elsewhere the node acts like a read-only file
-// system.
+// /usr/local, /root and /var/lib (state of local programs, such as the
+// provider's network rollback). Elsewhere the node acts like a read-only
+// file system.
 func writableTree(p string) bool {
-	return strings.HasPrefix(p, "/etc/") || strings.HasPrefix(p, "/usr/local/") || strings.HasPrefix(p, "/root/")
+	return strings.HasPrefix(p, "/etc/") || strings.HasPrefix(p, "/usr/local/") || strings.HasPrefix(p, "/root/") ||
+		strings.HasPrefix(p, "/var/lib/")
 }
 
 // pmxcfsAttrs are the fixed mode and owner of files in /etc/pve: pmxcfs
@@ -196,6 +203,9 @@ func (x *sshExec) pmxcfsWritable() error {
 func (x *sshExec) removeFile(p string) error {
 	p = path.Clean(p)
 	if h := x.s.nodeOS.files[p]; h != nil {
+		if h.remove != nil {
+			return h.remove(x)
+		}
 		return errPerm
 	}
 	if x.isDir(p) {

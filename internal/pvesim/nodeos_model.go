@@ -32,6 +32,9 @@ type simUnit struct {
 	// and drop-ins systemd last loaded (NeedDaemonReload when they differ).
 	Fragment string `json:"fragment,omitempty"`
 	Loaded   string `json:"loaded,omitempty"`
+	// Sub is the SubState when it is not the one ActiveState implies
+	// (a transient timer that elapsed).
+	Sub string `json:"sub_state,omitempty"`
 	// Since is when the unit last became active (ActiveEnterTimestamp),
 	// in microseconds since the epoch; 0 means since the node booted.
 	Since int64 `json:"since_us,omitempty"`

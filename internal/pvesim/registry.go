@@ -60,10 +60,14 @@ type nodeOS struct {
 	programs map[string]*sshProgram
 	units    []*unitHook
 	files    map[string]*fileHook
+	// timers are the transient timers systemd-run armed (cli_systemd_run.go).
+	timers *transientTimers
 }
 
 func buildNodeOS() *nodeOS {
+	timers := newTransientTimers()
 	return &nodeOS{
+		timers: timers,
 		programs: map[string]*sshProgram{
 			"systemctl":              {run: sshSystemctl},
 			"tuned-adm":              {run: sshTunedAdm},
@@ -74,6 +78,9 @@ func buildNodeOS() *nodeOS {
 			"install":                fileProgram("install"),
 			"mv":                     fileProgram("mv"),
 			"rm":                     fileProgram("rm"),
+			"cp":                     fileProgram("cp"),
+			"ifreload":               {run: sshIfreload},
+			"systemd-run":            {run: sshSystemdRun},
 			"mkdir":                  {run: sshMkdir},
 			"rmdir":                  {run: sshRmdir},
 			"lsblk":                  {run: sshLsblk},
@@ -83,7 +90,7 @@ func buildNodeOS() *nodeOS {
 			"pveceph":                {run: sshPveceph},
 			"dpkg-query":             {run: sshDpkgQuery},
 		},
-		units: []*unitHook{cephUnits()},
+		units: []*unitHook{cephUnits(), transientUnits(timers)},
 		files: nodeFiles(),
 	}
 }

@@ -142,6 +142,10 @@ type Sim struct {
 
 	// sshd is the nodes' SSH servers (ssh.go); nil with Options.NoSSH.
 	sshd *sshSide
+
+	// reach gates each node's listeners on its reachability
+	// (network_reach.go).
+	reach map[string]*reachGate
 }
 
 type cachedCert struct {
@@ -235,6 +239,7 @@ func Start(opts Options) (*Sim, error) {
 	s.mu.Lock()
 	s.saveLocked()
 	s.mu.Unlock()
+	s.initReach()
 
 	host, portStr, err := net.SplitHostPort(opts.Listen)
 	if err != nil {
@@ -263,6 +268,7 @@ func Start(opts Options) (*Sim, error) {
 			epHost = "127.0.0.1"
 		}
 		_, boundPort, _ := net.SplitHostPort(ln.Addr().String())
+		ln = s.gateListener(name, ln)
 		nl := &nodeListener{
 			node:     name,
 			ln:       ln,

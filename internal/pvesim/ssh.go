@@ -120,6 +120,7 @@ func (s *Sim) startSSH(listen string) error {
 			epHost = "127.0.0.1"
 		}
 		_, boundPort, _ := net.SplitHostPort(ln.Addr().String())
+		ln = s.gateListener(name, ln)
 		nl := &sshListener{node: name, ln: ln, addr: net.JoinHostPort(epHost, boundPort), conns: map[*ssh.ServerConn]bool{}}
 		side.listeners = append(side.listeners, nl)
 		side.wg.Add(1)

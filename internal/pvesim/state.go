@@ -78,6 +78,9 @@ type nodeState struct {
 	Applied *netConfig `json:"network_applied"`
 	// Staged is /etc/network/interfaces.new; nil when the file does not exist.
 	Staged *netConfig `json:"network_staged,omitempty"`
+	// Live is what the last reload made live while the file (Applied)
+	// has changed since; nil = Applied is live (network_reach_model.go).
+	Live *netConfig `json:"network_live,omitempty"`
 	// Active lists interfaces that ifreload brought up (the "active" flag).
 	Active   []string `json:"active,omitempty"`
 	Tasks    []*task  `json:"tasks,omitempty"`
@@ -132,6 +135,9 @@ func loadState(path string) (*simState, error) {
 		n.Applied.fixup()
 		if n.Staged != nil {
 			n.Staged.fixup()
+		}
+		if n.Live != nil {
+			n.Live.fixup()
 		}
 		// A task cannot survive a restart: like a reboot, it ends unknown.
 		for _, t := range n.Tasks {

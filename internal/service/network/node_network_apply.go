@@ -103,6 +103,14 @@ func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node st
 		}
 		return nil, err
 	}
+	guard, err := guardManagementChange(ctx, pd, c, node, current.Interfaces, opts)
+	if err != nil {
+		revertStaged(ctx, c, node)
+		return nil, err
+	}
+	if guard != nil {
+		return guard.reload(ctx)
+	}
 	tflog.Info(ctx, "applying staged network configuration", map[string]any{"node": node})
 	upid, err := c.ApplyNetwork(ctx, node)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -39,6 +40,9 @@ type nodeNetworkModel struct {
 	ifaceSettings
 	Active   types.Bool     `tfsdk:"active"`
 	Timeouts timeouts.Value `tfsdk:"timeouts"`
+	// The dead-man rollback's settings (node_network_rollback.go), not PVE's.
+	RollbackTimeout types.Int64 `tfsdk:"rollback_timeout_seconds"`
+	AllowNoRollback types.Bool  `tfsdk:"allow_management_change_without_rollback"`
 }
 
 // ifaceSettings are the attributes of one interface that pve_node_network
@@ -77,6 +81,8 @@ func (m *nodeNetworkModel) fromAPI(ctx context.Context, node string, in *pve.Net
 	m.Iface = types.StringValue(in.Iface)
 	m.Active = types.BoolValue(in.Active)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutAttrTypes)}
+	m.RollbackTimeout = types.Int64Value(int64(defaultRollbackTimeout / time.Second))
+	m.AllowNoRollback = types.BoolValue(false)
 	return m.ifaceSettings.fromAPI(ctx, in)
 }
 

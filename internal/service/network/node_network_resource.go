@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -40,6 +41,7 @@ var (
 	_ resource.ResourceWithConfigure      = (*nodeNetworkResource)(nil)
 	_ resource.ResourceWithImportState    = (*nodeNetworkResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*nodeNetworkResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*nodeNetworkResource)(nil)
 )
 
 // NewNodeNetworkResource is the constructor the provider registers.
@@ -56,6 +58,12 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"PVE stages every change in `interfaces.new`; this resource applies it at once (`ifreload -a`, one node at a time, never two reloads on one node at once) " +
 			"and reverts the staged change if the reload fails. It refuses to run while the node has pending network changes made outside Terraform. " +
 			"A physical NIC (`eth`) always exists: creating the resource adopts it, destroying it removes its configuration, never the NIC.\n\n" +
+			"A change that touches the node's management path (the interface holding the address the provider reaches the node on, its ports, " +
+			"slaves or VLAN raw device, or the default gateway) is applied behind a dead-man rollback: over SSH the provider saves " +
+			"`/etc/network/interfaces` to `/var/lib/pve-terraform/interfaces.rollback` and arms a transient systemd timer " +
+			"(`pve-terraform-network-rollback.timer`) that restores it and reloads; it disarms the timer once the API and SSH answer on new " +
+			"connections. A change that cuts the node off is undone by the node itself after `rollback_timeout_seconds` and the apply fails naming it. " +
+			"Without SSH such a change is refused at plan unless `allow_management_change_without_rollback = true`.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
 		Attributes: mergeAttributes(attrs, map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -77,6 +85,27 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 					stringvalidator.LengthBetween(2, 20),
 					stringvalidator.RegexMatches(ifaceNameRE, "must start with a letter and contain only letters, digits and underscores, optionally followed by .VLANID"),
 				},
+			},
+			"rollback_timeout_seconds": schema.Int64Attribute{
+				Optional: true,
+				Computed: true,
+				Default:  int64default.StaticInt64(int64(defaultRollbackTimeout / time.Second)),
+				MarkdownDescription: "Seconds the dead-man timer waits before it restores the node's previous network configuration, at least 5, default 120. " +
+					"Used when a change touches the node's management path (the interface holding the address the provider reaches the node on, " +
+					"its ports, slaves or VLAN raw device, or the default gateway): before the reload the provider saves `/etc/network/interfaces` " +
+					"on the node and arms a transient systemd timer (over SSH) that puts it back and runs `ifreload -a`; after the reload it confirms " +
+					"that the API and SSH answer on new connections (within half this time) and disarms the timer. A change that cuts the node off " +
+					"is restored by the node itself, and the apply fails naming the change once the node answers again (up to about twice this time " +
+					"after the reload: keep the `timeouts` above that).",
+				Validators: []validator.Int64{int64validator.AtLeast(5)},
+			},
+			"allow_management_change_without_rollback": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "Apply a change of the node's management path although the provider has no SSH access to the node and so cannot arm " +
+					"the dead-man rollback. Default `false`: such a change is refused at plan. With `true` the provider still checks that the node " +
+					"answers after the reload, but a change that cuts it off has to be undone at the node's console.",
 			},
 			"active": schema.BoolAttribute{
 				Computed:            true,
@@ -243,7 +272,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, plan.applyOptions(), func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if plan.Type.ValueString() == typeEth {
 			// A physical NIC is always listed; "creating" it configures it.
 			existing := findInterface(current, iface)
@@ -283,6 +312,7 @@ func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest
 	if !prior.Timeouts.IsNull() {
 		state.Timeouts = prior.Timeouts
 	}
+	state.keepRollbackSettings(&prior)
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
@@ -306,7 +336,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, plan.applyOptions(), func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
@@ -330,7 +360,7 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	defer cancel()
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
-	warnings, err := applyNetworkChange(ctx, r.PD, node, networkApplyOptions{}, func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
+	warnings, err := applyNetworkChange(ctx, r.PD, node, prior.applyOptions(), func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if findInterface(current, iface) == nil {
 			return errNothingToDo
 		}
@@ -393,6 +423,7 @@ func (r *nodeNetworkResource) finishWrite(ctx context.Context, action string, pl
 	if err != nil {
 		if !d.HasError() && found {
 			state.Timeouts = plan.Timeouts
+			state.keepRollbackSettings(plan)
 			diags.Append(st.Set(ctx, state)...)
 		}
 		return
@@ -406,6 +437,7 @@ func (r *nodeNetworkResource) finishWrite(ctx context.Context, action string, pl
 		return
 	}
 	state.Timeouts = plan.Timeouts
+	state.keepRollbackSettings(plan)
 	diags.Append(st.Set(ctx, state)...)
 }
 
@@ -415,6 +447,10 @@ var errNothingToDo = errors.New("nothing to change")
 
 func addWarnings(diags *diagList, id string, warnings []string) {
 	for _, w := range warnings {
+		if strings.HasPrefix(w, cutoverConfirmedPrefix) {
+			diags.AddWarning("Management network change applied on "+id, w)
+			continue
+		}
 		diags.AddWarning("Network reload on "+id+" reported warnings", w)
 	}
 }

@@ -1,0 +1,358 @@
+package network_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
+	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
+)
+
+// Paths and unit of the dead-man rollback on the node.
+const (
+	rollbackBackup = "/var/lib/pve-terraform/interfaces.rollback"
+	rollbackScript = "/var/lib/pve-terraform/network-rollback"
+	rollbackTimer  = "pve-terraform-network-rollback.timer"
+)
+
+// freshInstallEnv is the reference lab as the PVE installer leaves it:
+// vmbr0 on bcm5720p0 holds the management address (172.27.2.10/24 on
+// z2g4a) and the default gateway. Changing it cuts a real node off, so
+// these tests run only against the simulator.
+func freshInstallEnv(t *testing.T) (*acctest.Env, string) {
+	t.Helper()
+	if acctest.Live() {
+		t.Skip("cuts a node's management path off on purpose; run it only against the simulator")
+	}
+	lab, err := pvesim.ShippedLab("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab.Start = pvesim.StartFreshInstall
+	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab})
+	return e, e.Node(t, 0)
+}
+
+// vmbr0Config is the installer's vmbr0 with the given extra attributes.
+func vmbr0Config(node, extra string) string {
+	return fmt.Sprintf(`
+resource "pve_node_network" "vmbr0" {
+  node         = %q
+  iface        = "vmbr0"
+  type         = "bridge"
+  bridge_ports = ["bcm5720p0"]
+  cidr         = "172.27.2.10/24"
+  gateway      = "172.27.2.254"
+%s
+}
+`, node, extra)
+}
+
+// importVMBR0 adopts the installer's vmbr0 into the state.
+func importVMBR0(e *acctest.Env, providerConfig, node string) resource.TestStep {
+	return resource.TestStep{
+		Config:             providerConfig + vmbr0Config(node, ""),
+		ResourceName:       "pve_node_network.vmbr0",
+		ImportState:        true,
+		ImportStateId:      node + "/vmbr0",
+		ImportStatePersist: true,
+	}
+}
+
+// forgetVMBR0 drops vmbr0 from the state without destroying it: the test's
+// final destroy would otherwise take the management address away.
+func forgetVMBR0(providerConfig string) resource.TestStep {
+	return resource.TestStep{
+		Config: providerConfig + `
+removed {
+  from = pve_node_network.vmbr0
+  lifecycle {
+    destroy = false
+  }
+}
+`,
+	}
+}
+
+// checkDisarmed: no rollback timer left, backup and script removed.
+func checkDisarmed(t *testing.T, e *acctest.Env, node string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if err := e.Sim.WaitTimersIdle(node, 0); err != nil {
+			return err
+		}
+		ne := e.NodeExec(t)
+		defer ne.Close()
+		res, err := ne.Run(context.Background(), node, nodeexec.Cmd("systemctl", "show", "--property=ActiveState", rollbackTimer))
+		if err != nil {
+			return err
+		}
+		if got := strings.TrimSpace(string(res.Stdout)); got != "ActiveState=inactive" {
+			return fmt.Errorf("%s: %s, want inactive (disarmed and collected)", rollbackTimer, got)
+		}
+		for _, p := range []string{rollbackBackup, rollbackScript} {
+			if _, err := ne.ReadFile(context.Background(), node, p); !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s on node %s: %v, want it removed", p, node, err)
+			}
+		}
+		return nil
+	}
+}
+
+// checkReachableWith: the node answers again, and the API (on a new
+// connection) lists vmbr0 as check wants it.
+func checkReachableWith(e *acctest.Env, node string, check func(*pve.NetworkInterface) error) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		if ok, why := e.Sim.Reachable(node); !ok {
+			return fmt.Errorf("node %s is not reachable: %s", node, why)
+		}
+		e.Client.CloseIdleConnections()
+		return checkOnNode(e, node, "vmbr0", check)(s)
+	}
+}
+
+func vmbr0Unchanged(in *pve.NetworkInterface) error {
+	if strings.Join(in.BridgePorts, " ") != "bcm5720p0" || in.CIDR != "172.27.2.10/24" || in.Gateway != "172.27.2.254" || in.BridgeVLANAware {
+		return fmt.Errorf("vmbr0 is not the installer's any more: %+v", *in)
+	}
+	return nil
+}
+
+// rolledBack is the error of a change the timer undid, with the node
+// reachable again.
+var rolledBack = phrases("cut the provider off", "restored the previous /etc/network/interfaces", "the node answers again")
+
+// phrases matches the phrases in order, wherever the diagnostics wrap
+// their lines.
+func phrases(ps ...string) *regexp.Regexp {
+	for i, p := range ps {
+		ps[i] = strings.Join(strings.Fields(regexp.QuoteMeta(p)), `\s+`)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(ps, ".*"))
+}
+
+func TestAccNodeNetworkRollback_confirmedAndDisarmed(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfig()
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			importVMBR0(e, pc, node),
+			{
+				// VLAN-aware vmbr0 keeps the node reachable: confirmed.
+				Config: pc + vmbr0Config(node, "  bridge_vlan_aware = true\n  rollback_timeout_seconds = 20"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("pve_node_network.vmbr0", "bridge_vlan_aware", "true"),
+					resource.TestCheckResourceAttr("pve_node_network.vmbr0", "rollback_timeout_seconds", "20"),
+					checkReachableWith(e, node, func(in *pve.NetworkInterface) error {
+						if !in.BridgeVLANAware {
+							return fmt.Errorf("vmbr0 is not VLAN-aware: %+v", *in)
+						}
+						return nil
+					}),
+					checkDisarmed(t, e, node),
+				),
+			},
+			forgetVMBR0(pc),
+		},
+	})
+}
+
+func TestAccNodeNetworkRollback_bridgeWithoutPortIsRolledBack(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfig()
+	start := time.Now()
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			importVMBR0(e, pc, node),
+			{
+				// bcm5720p1 has no link: the address sits on a bridge
+				// without a live port.
+				PreConfig: func() {
+					if err := e.Sim.SetNICLink(node, "bcm5720p1", false); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: pc + strings.Replace(vmbr0Config(node, "  rollback_timeout_seconds = 5"),
+					`["bcm5720p0"]`, `["bcm5720p1"]`, 1),
+				ExpectError: rolledBack,
+			},
+			{
+				// The node has its old vmbr0 again, as the state does.
+				Config: pc + vmbr0Config(node, "  rollback_timeout_seconds = 5"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkReachableWith(e, node, vmbr0Unchanged),
+					checkDisarmed(t, e, node),
+				),
+			},
+			forgetVMBR0(pc),
+		},
+	})
+	// The restore came from the timer, not before it (5 s after arming).
+	if d := time.Since(start); d < 5*time.Second {
+		t.Errorf("rolled back after %s, before the 5 s timer could fire", d)
+	}
+}
+
+func TestAccNodeNetworkRollback_wrongPrefixUnknownAtPlan(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfig()
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			importVMBR0(e, pc, node),
+			{
+				// The prefix is known only at apply, so no plan-time
+				// check sees it: /30 puts the gateway off the subnet.
+				Config: pc + `
+resource "terraform_data" "prefix" {
+  input = "30"
+}
+` + strings.Replace(vmbr0Config(node, "  rollback_timeout_seconds = 5"),
+					`"172.27.2.10/24"`, `"172.27.2.10/${terraform_data.prefix.output}"`, 1),
+				ExpectError: rolledBack,
+			},
+			{
+				Config: pc + vmbr0Config(node, "  rollback_timeout_seconds = 5"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkReachableWith(e, node, vmbr0Unchanged),
+					checkDisarmed(t, e, node),
+				),
+			},
+			forgetVMBR0(pc),
+		},
+	})
+}
+
+func TestAccNodeNetworkRollback_bondWithoutLinkIsRolledBack(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfig()
+	bond := fmt.Sprintf(`
+resource "pve_node_network" "bond0" {
+  node      = %q
+  iface     = "bond0"
+  type      = "bond"
+  slaves    = ["bcm5720p1", "i219"]
+  bond_mode = "active-backup"
+}
+`, node)
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			importVMBR0(e, pc, node),
+			{
+				// bond0 itself is off the management path (a plain
+				// reload); moving vmbr0 onto it is not, and neither slave
+				// has a link.
+				PreConfig: func() {
+					for _, nic := range []string{"bcm5720p1", "i219"} {
+						if err := e.Sim.SetNICLink(node, nic, false); err != nil {
+							t.Fatal(err)
+						}
+					}
+				},
+				Config: pc + bond + strings.Replace(vmbr0Config(node, "  rollback_timeout_seconds = 5"),
+					`["bcm5720p0"]`, `[pve_node_network.bond0.iface]`, 1),
+				ExpectError: phrases("bridge_ports bcm5720p0 -> bond0", "restored the previous"),
+			},
+			{
+				Config: pc + bond + vmbr0Config(node, "  rollback_timeout_seconds = 5"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkReachableWith(e, node, vmbr0Unchanged),
+					checkOnNode(e, node, "bond0", nil),
+					checkDisarmed(t, e, node),
+				),
+			},
+			forgetVMBR0(pc + bond),
+		},
+	})
+}
+
+func TestAccNodeNetworkRollback_refusedWithoutSSH(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfigWithoutSSH(t)
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			importVMBR0(e, pc, node),
+			{
+				Config:      pc + vmbr0Config(node, "  bridge_vlan_aware = true"),
+				PlanOnly:    true,
+				ExpectError: phrases("needs SSH for its rollback", "changes vmbr0, which holds the management address 172.27.2.10: bridge_vlan_aware false -> true", "allow_management_change_without_rollback = true"),
+			},
+			{
+				// Refused at plan also when vmbr0 goes: the destroy would
+				// take the address away.
+				Config:      pc,
+				PlanOnly:    true,
+				ExpectError: phrases("needs SSH for its rollback", "removes vmbr0 (port bcm5720p0), which holds the management address 172.27.2.10/24"),
+			},
+			forgetVMBR0(pc),
+		},
+	})
+}
+
+func TestAccNodeNetworkRollback_optOutWithoutSSH(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfigWithoutSSH(t)
+	optOut := "  allow_management_change_without_rollback = true\n  rollback_timeout_seconds = 5\n"
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			importVMBR0(e, pc, node),
+			{
+				// Applied without a timer, and confirmed.
+				Config: pc + vmbr0Config(node, optOut+"  bridge_vlan_aware = true"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkReachableWith(e, node, func(in *pve.NetworkInterface) error {
+						if !in.BridgeVLANAware {
+							return fmt.Errorf("vmbr0 is not VLAN-aware: %+v", *in)
+						}
+						return nil
+					}),
+					func(*terraform.State) error { return e.Sim.WaitTimersIdle(node, 0) },
+				),
+			},
+			{
+				// Without a rollback a change that cuts the node off is
+				// reported as such; the cable plugged back in brings the
+				// node back.
+				PreConfig: func() {
+					if err := e.Sim.SetNICLink(node, "bcm5720p1", false); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: pc + strings.Replace(vmbr0Config(node, optOut+"  bridge_vlan_aware = true"),
+					`["bcm5720p0"]`, `["bcm5720p1"]`, 1),
+				ExpectError: phrases("cut the provider off", "There was no rollback"),
+			},
+			{
+				PreConfig: func() {
+					if err := e.Sim.SetNICLink(node, "bcm5720p1", true); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: pc + strings.Replace(vmbr0Config(node, optOut+"  bridge_vlan_aware = true"),
+					`["bcm5720p0"]`, `["bcm5720p1"]`, 1),
+				Check: checkReachableWith(e, node, func(in *pve.NetworkInterface) error {
+					if strings.Join(in.BridgePorts, " ") != "bcm5720p1" {
+						return fmt.Errorf("vmbr0's port: %v", in.BridgePorts)
+					}
+					return nil
+				}),
+			},
+			forgetVMBR0(pc),
+		},
+	})
+}
