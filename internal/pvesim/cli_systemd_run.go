@@ -273,6 +273,17 @@ func sshSystemdRun(x *sshExec) int {
 	return 0
 }
 
+// dropTransientTimersLocked forgets node's transient units without
+// running them, as a reboot does. Caller holds s.mu.
+func (s *Sim) dropTransientTimersLocked(node string) {
+	tt := s.nodeOS.timers
+	for _, t := range tt.byNode[node] {
+		close(t.cancel)
+	}
+	delete(tt.byNode, node)
+	tt.notify()
+}
+
 // armTransientTimer starts t's clock. Caller holds s.mu.
 func (s *Sim) armTransientTimer(node string, t *transientTimer) {
 	s.wg.Add(1)

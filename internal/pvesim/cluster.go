@@ -80,6 +80,12 @@ func (s *Sim) proxyError(listener, n string) *apiError {
 	if !s.memberOnline(s.st.Nodes[listener].Domain, n) {
 		return errf(595, "No route to host")
 	}
+	// pveproxy proxies to the node's cluster address, its management
+	// address in a lab: a node a reload cut off never answers, and
+	// AnyEvent::HTTP gives up with 595 (after its 30 s, here at once).
+	if ok, _ := s.st.Nodes[n].reachableOnLink(); !ok {
+		return errf(595, "Connection timed out")
+	}
 	return nil
 }
 

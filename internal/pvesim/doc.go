@@ -12,7 +12,8 @@
 //	<area>_<topic>.go  more handlers of that area, split where one file would pass ~900 lines
 //	<area>_model.go    rules over the state, no HTTP: what PVE's Perl modules decide
 //	<area>_hooks.go    test controls: the only files besides sim.go and version.go that export
-//	cli_<program>.go   a program the nodes' shells run (cli_coreutils.go: cat, stat, install, mv, rm, mkdir, rmdir)
+//	cli_<program>.go   a program the nodes' shells run (cli_coreutils.go: cat, stat, install, mv, rm, cp, mkdir, rmdir;
+//	                   cli_ifreload.go; cli_systemd_run.go: transient timers)
 //
 // The infrastructure:
 //
@@ -40,7 +41,10 @@
 //
 //	nodes.go, nodes_resources.go    /nodes, node status, /cluster/resources
 //	network.go                      node network (network_render.go: /etc/network/interfaces;
-//	                                network_ipv6.go: the IPv6 host-address checks)
+//	                                network_ipv6.go: the IPv6 host-address checks; network_parse.go: reading
+//	                                the file as PVE and ifupdown2 do; network_files.go: the file over SSH)
+//	network_reach_model.go          whether a node answers on its management address; network_reach.go: the
+//	                                listeners gated on it (cut-off nodes hang, as on a cut network)
 //	cluster.go                      create, join, status (cluster_corosync_model.go: corosync.conf)
 //	options.go                      /cluster/options
 //	apt.go, certificates.go, acme.go (acme_apis.go: the DNS APIs per release), nodeconfig.go

@@ -63,6 +63,10 @@ func (s *Sim) initReach() {
 	defer s.mu.Unlock()
 	s.reach = map[string]*reachGate{}
 	for name, ns := range s.st.Nodes {
+		if ns.Mgmt != nil && ns.Active == nil {
+			// A node of a new lab has booted: ifup brought its file up.
+			ns.computeActive()
+		}
 		up, _ := ns.reachable()
 		s.reach[name] = newReachGate(up)
 	}

@@ -51,9 +51,15 @@ func (ns *nodeState) nicLink(name string) bool {
 	return ns.NICs == nil && ns.isPhysical(name)
 }
 
-// reachable reports whether the node answers on its management address,
-// and why not.
-func (ns *nodeState) reachable() (bool, string) {
+// reachable reports whether the node answers on its management address
+// to a client behind the network's router, and why not.
+func (ns *nodeState) reachable() (bool, string) { return ns.reach(true) }
+
+// reachableOnLink is reachable for a peer on the management subnet (a
+// cluster node proxying to it): no gateway is needed.
+func (ns *nodeState) reachableOnLink() (bool, string) { return ns.reach(false) }
+
+func (ns *nodeState) reach(viaGateway bool) (bool, string) {
 	m := ns.Mgmt
 	if m == nil {
 		return true, ""
@@ -103,7 +109,7 @@ func (ns *nodeState) reachable() (bool, string) {
 	if why := ns.pathDown(cfg, active, holder.Name, map[string]bool{}); why != "" {
 		return false, fmt.Sprintf("%s is on %s, which has no working path: %s", m.Address, holder.Name, why)
 	}
-	if m.Gateway == "" {
+	if m.Gateway == "" || !viaGateway {
 		return true, ""
 	}
 	gwIface := ""

@@ -596,3 +596,63 @@ func TestCp(t *testing.T) {
 		}
 	}
 }
+
+// A peer proxies to a cut-off node's management address: on the subnet it
+// needs no gateway, but a node without its address or link is gone.
+func TestReachProxyThroughPeer(t *testing.T) {
+	s, info := startSim(t, Options{ClusterName: "lab"})
+	freshInstallForTest(t, s, "z2g4b")
+	c := newClient(t, info, info.Nodes[0].Endpoint)
+	c.ok("GET", "/nodes/z2g4b/status", nil)
+
+	// A wrong gateway cuts clients behind the router off, not the peers.
+	s.mu.Lock()
+	ns := s.st.Nodes["z2g4b"]
+	ns.Applied.Ifaces["vmbr0"].Gateway = "172.27.2.1"
+	s.reloadNetworkLocked(ns)
+	s.mu.Unlock()
+	if ok, _ := s.Reachable("z2g4b"); ok {
+		t.Fatal("z2g4b answers with a wrong gateway")
+	}
+	c.ok("GET", "/nodes/z2g4b/status", nil)
+
+	if err := s.SetNICLink("z2g4b", "bcm5720p0", false); err != nil {
+		t.Fatal(err)
+	}
+	r := c.do("GET", "/nodes/z2g4b/status", nil)
+	if r.status != 595 || r.reason != "Connection timed out" {
+		t.Errorf("proxied to a node without link: %d %q", r.status, r.reason)
+	}
+}
+
+func TestSystemdRunTimersEndWithTheNodeAndTheSimulator(t *testing.T) {
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := s.Info()
+	root := sshAs(t, info, "z2g4a", "root")
+	if _, errs, code := root.run("install -m 0755 /dev/stdin /root/job.sh", []byte("#!/bin/sh\ninstall -m 0644 /etc/hostname /root/ran\n")); code != 0 {
+		t.Fatal(errs)
+	}
+	// A reboot forgets transient units.
+	root.ok("systemd-run --unit=job --on-active=1s /root/job.sh")
+	s.RebootNode("z2g4a")
+	if err := s.WaitTimersIdle("z2g4a", time.Second); err != nil {
+		t.Errorf("after a reboot: %v", err)
+	}
+	root = sshAs(t, info, "z2g4a", "root")
+	if out := root.ok("systemctl show -p LoadState job.timer"); out != "LoadState=not-found\n" {
+		t.Errorf("timer after a reboot: %q", out)
+	}
+	// Close cancels an armed timer instead of waiting for it.
+	root.ok("systemd-run --unit=job --on-active=1s /root/job.sh")
+	start := time.Now()
+	_ = s.Close()
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("Close took %s: it waited for the timer", d)
+	}
+	if _, ok := s.NodeFile("z2g4a", "/root/ran"); ok {
+		t.Error("a timer ran")
+	}
+}

@@ -99,6 +99,9 @@ func (s *Sim) RebootNode(node string) {
 	s.mu.Lock()
 	st := s.execState(node)
 	st.Rings = nil
+	// networking.service brings the file up; transient units are gone.
+	s.reloadNetworkLocked(s.st.Nodes[node])
+	s.dropTransientTimersLocked(node)
 	s.bootUnits(node)
 	s.saveLocked()
 	s.mu.Unlock()
