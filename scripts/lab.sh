@@ -138,11 +138,20 @@ while read -r node count; do
 		summary+=("network: $node $count $word${addr:+ ($addr stays on vmbr0)}")
 	fi
 done < <(pvesim_reloads "$tmp/requests.jsonl")
-# What the provider said about the cutover and any rollback (warnings, errors).
+# What the provider said about the cutover and any rollback: each such warning or error
+# of the apply as one line, its summary and the first paragraph of its detail.
 while IFS= read -r l; do
 	summary+=("provider: $l")
-done < <(sed -E 's/\x1b\[[0-9;]*m//g; s/^[│╷╵ ]+//' "$tmp/apply.log" | grep -E '^(Warning|Error): ' |
-	grep -iE 'rollback|rolled back|cutover|management|reload' | sort | uniq -c | sed -E 's/^ *1 //; s/^ *([0-9]+) (.*)/\2 (x\1)/' | head -n 12 || true)
+done < <(sed -E 's/\x1b\[[0-9;]*m//g; s/^[│╷╵]//; s/^ +//' "$tmp/apply.log" | awk '
+	/^(Warning|Error): / {
+		if (tolower($0) ~ /rollback|rolled back|cutover|management/) { head = $0; detail = ""; state = 1 } else { state = 0 }
+		next
+	}
+	state == 1 && ($0 == "" || $0 ~ /^(with |on |[0-9]+: )/) { next }
+	state == 1 { state = 2 }
+	state == 2 && $0 == "" { print head ": " substr(detail, 1, 400); state = 0; next }
+	state == 2 { detail = detail (detail == "" ? "" : " ") $0 }
+	END { if (state == 2) print head ": " substr(detail, 1, 400) }' | sort | head -n 20 || true)
 
 [ "$apply_rc" = 0 ] || pvesim_die "apply failed (exit status $apply_rc)"
 echo "lab.sh: outputs"
