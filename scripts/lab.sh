@@ -138,20 +138,26 @@ while read -r node count; do
 		summary+=("network: $node $count $word${addr:+ ($addr stays on vmbr0)}")
 	fi
 done < <(pvesim_reloads "$tmp/requests.jsonl")
-# What the provider said about the cutover and any rollback: each such warning or error
-# of the apply as one line, its summary and the first paragraph of its detail.
+# What the provider said about the cutover and any rollback: each warning or error of the
+# apply whose summary or first paragraph mentions them, as one line (the summary, then up
+# to three paragraphs of the detail, joined).
 while IFS= read -r l; do
 	summary+=("provider: $l")
-done < <(sed -E 's/\x1b\[[0-9;]*m//g; s/^[│╷╵]//; s/^ +//' "$tmp/apply.log" | awk '
-	/^(Warning|Error): / {
-		if (tolower($0) ~ /rollback|rolled back|cutover|management/) { head = $0; detail = ""; state = 1 } else { state = 0 }
-		next
+done < <(sed -E 's/\x1b\[[0-9;]*m//g; s/^╵.*/<end>/; s/^[│╷]//; s/^ +//' "$tmp/apply.log" | awk '
+	function flush() {
+		if (head != "" && tolower(head " " first) ~ /rollback|rolled back|cutover|management|dead-man/)
+			print head ": " substr(detail, 1, 700)
+		head = ""; detail = ""; first = ""; paras = 0; inpara = 0
 	}
-	state == 1 && ($0 == "" || $0 ~ /^(with |on |[0-9]+: )/) { next }
-	state == 1 { state = 2 }
-	state == 2 && $0 == "" { print head ": " substr(detail, 1, 400); state = 0; next }
-	state == 2 { detail = detail (detail == "" ? "" : " ") $0 }
-	END { if (state == 2) print head ": " substr(detail, 1, 400) }' | sort | head -n 20 || true)
+	/^(Warning|Error): / { flush(); head = $0; next }
+	/^(<end>|lab\.sh:|Apply complete|Outputs:)/ { flush(); next }
+	head == "" || $0 ~ /^(with |on |[0-9]+: )/ { next }
+	$0 == "" { inpara = 0; next }
+	!inpara { inpara = 1; paras++ }
+	paras > 3 { next }
+	paras == 1 { first = first " " $0 }
+	{ detail = detail (detail == "" ? "" : " ") $0 }
+	END { flush() }' | sort | head -n 20 || true)
 
 [ "$apply_rc" = 0 ] || pvesim_die "apply failed (exit status $apply_rc)"
 echo "lab.sh: outputs"
