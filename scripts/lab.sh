@@ -10,8 +10,10 @@
 #      a dev_overrides CLI config (no init), runs apply -auto-approve, output, and
 #      plan -detailed-exitcode; a non-empty second plan fails the job;
 #   4. always stops pvesim (SIGTERM, then SIGKILL after 10 s) and prints a summary: the
-#      API requests of apply and second plan, and the network reloads of each node (the
-#      management cutover from the installer's vmbr0 must take one).
+#      API requests of apply and second plan; the network reloads of each node and where
+#      its management address went (from pvesim's request log: the cutover from the
+#      installer's vmbr0 takes one reload); and the provider's diagnostics about the
+#      cutover and any dead-man rollback, one line each.
 # The configuration is LAB_DIR, else the lab file's directory when it holds *.tf files
 # (examples/labs/diskless, examples/labs/consumer), else examples/homelab. It gets the
 # nodes' endpoints, root@pam passwords and certificate fingerprints as TF_VAR_nodes and
