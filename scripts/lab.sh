@@ -85,6 +85,7 @@ pvesim_lab_args "$tmp" "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
 # Tasks take 200 ms (PVE's take seconds); failed logins wait 3 s as on PVE.
 pvesim_start "$tmp" "$(pvesim_free_port "$pvesim_node_count")" -task-duration 200ms -auth-delay 3s
 pvesim_client_files "$tmp"
+# shellcheck disable=SC2090 # HCL values: their quotes are data, not shell syntax
 export TF_VAR_nodes TF_VAR_ssh
 echo "lab.sh: pvesim (pid $pvesim_pid) serves nodes $pvesim_nodes${pvesim_lab:+ of ${pvesim_lab#"$root"/}}:"
 pvesim_node_table

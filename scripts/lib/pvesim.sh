@@ -5,6 +5,7 @@
 # a dev_overrides CLI config). Source it after setting pvesim_root (the repository) and
 # pvesim_tag (the prefix of messages, such as "lab.sh"); it does not change shell options.
 # Only Go is needed: JSON is read with tools/jsonfield (no jq).
+# shellcheck disable=SC2034,SC2154 # its variables are for the sourcing script, which sets pvesim_root
 
 pvesim_pid=""
 pvesim_line=""
@@ -36,7 +37,7 @@ pvesim_resolve_lab() {
 	if [ ! -f "$lab" ] && [ -f "$pvesim_root/examples/labs/$lab/lab.json" ]; then
 		lab="$pvesim_root/examples/labs/$lab/lab.json"
 	fi
-	[ -f "$lab" ] || pvesim_die "lab file $lab does not exist (a path, or one of: $(cd "$pvesim_root/examples/labs" && ls -d -- */ 2>/dev/null | tr -d / | paste -sd ' ' -))"
+	[ -f "$lab" ] || pvesim_die "lab file $lab does not exist (a path, or one of: $(cd "$pvesim_root/examples/labs" && for d in */lab.json; do printf '%s ' "${d%/lab.json}"; done))"
 	echo "$(cd "$(dirname "$lab")" && pwd)/$(basename "$lab")"
 }
 
