@@ -65,7 +65,7 @@ iface bridge0 inet static
 	bridge-fd 0
 `
 
-var labMgmt = nodeMgmt{Address: "172.27.2.10", Prefix: 24, Gateway: "172.27.2.254", NIC: "bcm5720p0"}
+var testLabMgmt = nodeMgmt{Address: "172.27.2.10", Prefix: 24, Gateway: "172.27.2.254", NIC: "bcm5720p0"}
 
 // freshInstallForTest puts node in the installer's state: the management
 // address on vmbr0 over bcm5720p0, live, every NIC with link.
@@ -74,7 +74,7 @@ func freshInstallForTest(t *testing.T, s *Sim, node string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ns := s.st.Nodes[node]
-	m := labMgmt
+	m := testLabMgmt
 	ns.Mgmt = &m
 	ns.NICs = map[string]*simNIC{}
 	for _, p := range ns.Physical {
@@ -105,7 +105,7 @@ func reachNode(t *testing.T, file string, mgmt *nodeMgmt, links map[string]bool)
 }
 
 func TestReachability(t *testing.T) {
-	m := &labMgmt
+	m := &testLabMgmt
 	down := func(nics ...string) map[string]bool {
 		out := map[string]bool{}
 		for _, n := range nics {

@@ -471,7 +471,7 @@ type ManagementRollbackError struct {
 
 func (e *ManagementRollbackError) Error() string {
 	head := fmt.Sprintf("the network change on node %s cut the provider off from the node: it %s.\n\n"+
-		"After the reload neither answered in time: %v.\n\n", e.Node, e.Change, e.Cause)
+		"After the reload the node did not answer the API and SSH on new connections in time: %v.\n\n", e.Node, e.Change, e.Cause)
 	if e.Reachable {
 		s := head + fmt.Sprintf("The dead-man timer (%s after it was armed) restored the previous /etc/network/interfaces and reloaded; "+
 			"the node answers again (API and SSH). Nothing of this change is left on the node.", e.Timeout)
@@ -519,7 +519,10 @@ func guardManagementChange(ctx context.Context, pd *framework.ProviderData, c *p
 	}
 	desc, err := managementChange(ctx, pd, c, node, before, staged.Interfaces)
 	if err != nil {
-		return nil, err
+		// Without the address there is no path to protect; refusing every
+		// network change for it would protect nothing either.
+		tflog.Warn(ctx, "could not tell whether the change touches the management path; applying it without a rollback", map[string]any{"node": node, "error": err.Error()})
+		return nil, nil
 	}
 	if desc == "" {
 		return nil, nil

@@ -356,3 +356,41 @@ func TestAccNodeNetworkRollback_optOutWithoutSSH(t *testing.T) {
 		},
 	})
 }
+
+func TestAccNodeNetworkRollback_refusesWhileAnEarlierTimerIsArmed(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfig()
+	run := func(cmd *nodeexec.Command) {
+		ne := e.NodeExec(t)
+		defer ne.Close()
+		if _, err := ne.Run(context.Background(), node, cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			importVMBR0(e, pc, node),
+			{
+				// An earlier apply armed its timer and never came back.
+				PreConfig: func() {
+					run(nodeexec.Cmd("systemd-run", "--unit=pve-terraform-network-rollback", "--on-active=600",
+						"systemctl", "is-active", "pveproxy.service"))
+				},
+				Config: pc + vmbr0Config(node, "  bridge_vlan_aware = true"),
+				ExpectError: phrases("a network rollback timer of an earlier run is armed on node "+node,
+					"systemctl stop pve-terraform-network-rollback.timer", "The staged change was reverted"),
+			},
+			{
+				// Stopped as the error says, the change goes through.
+				PreConfig: func() { run(nodeexec.Cmd("systemctl", "stop", rollbackTimer)) },
+				Config:    pc + vmbr0Config(node, "  bridge_vlan_aware = true"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("pve_node_network.vmbr0", "bridge_vlan_aware", "true"),
+					checkDisarmed(t, e, node),
+				),
+			},
+			forgetVMBR0(pc),
+		},
+	})
+}
