@@ -106,10 +106,11 @@ func applyLabStart(st *simState, lab *Lab) {
 // installerNetConfig is /etc/network/interfaces as the installer writes
 // it (pve-installer Proxmox/Install.pm): the management NIC, vmbr0 after
 // it, then the other NICs, each stanza's priority its position in the
-// file (lo first, counted from 2). The file's last line, "source
-// /etc/network/interfaces.d/*", is not modelled.
+// file (lo first, counted from 2), and its last line "source
+// /etc/network/interfaces.d/*" (kept by PVE's writer: netConfig.Options).
 func installerNetConfig(ln *LabNode, m *nodeMgmt) *netConfig {
 	cfg := newNetConfig()
+	cfg.Options = []string{"source /etc/network/interfaces.d/*"}
 	prio := 3
 	cfg.Ifaces[m.NIC] = &netIface{Name: m.NIC, Type: "eth", Priority: prio}
 	prio++

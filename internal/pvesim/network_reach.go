@@ -94,15 +94,21 @@ func (s *Sim) reloadNetworkLocked(ns *nodeState) {
 }
 
 // gateListener wraps a node's listener so its connections follow the
-// node's reachability.
+// node's reachability. Called by Start after initReach.
 func (s *Sim) gateListener(node string, ln net.Listener) net.Listener {
-	return &gatedListener{Listener: ln, s: s, node: node}
+	s.mu.Lock()
+	g := s.reach[node]
+	s.mu.Unlock()
+	if g == nil {
+		return ln
+	}
+	return &gatedListener{Listener: ln, g: g, closing: s.closing}
 }
 
 type gatedListener struct {
 	net.Listener
-	s    *Sim
-	node string
+	g       *reachGate
+	closing <-chan struct{}
 }
 
 func (l *gatedListener) Accept() (net.Conn, error) {
@@ -110,13 +116,7 @@ func (l *gatedListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.s.mu.Lock()
-	g := l.s.reach[l.node]
-	l.s.mu.Unlock()
-	if g == nil {
-		return c, nil
-	}
-	return &gatedConn{Conn: c, g: g, closing: l.s.closing, done: make(chan struct{})}, nil
+	return &gatedConn{Conn: c, g: l.g, closing: l.closing, done: make(chan struct{})}, nil
 }
 
 type gatedConn struct {

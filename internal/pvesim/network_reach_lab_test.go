@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,9 @@ func TestReachLabFreshInstallCutover(t *testing.T) {
 		if ok, why := s.Reachable(n.Name); !ok {
 			t.Fatalf("%s fresh from the installer: %s", n.Name, why)
 		}
+	}
+	if f := s.NetworkInterfacesFile("z2g4a"); !strings.HasSuffix(f, "\n\nsource /etc/network/interfaces.d/*\n") {
+		t.Errorf("the installer's file does not end in its source line:\n%s", f)
 	}
 	s.mu.Lock()
 	m := *s.st.Nodes["z2g4a"].Mgmt
@@ -36,6 +40,9 @@ func TestReachLabFreshInstallCutover(t *testing.T) {
 	}
 	if br := findIface(c.ok("GET", base, nil).data(), "bridge0"); br["active"] != float64(1) {
 		t.Errorf("bridge0 = %v", br)
+	}
+	if f := s.NetworkInterfacesFile("z2g4a"); !strings.HasSuffix(f, "\nsource /etc/network/interfaces.d/*\n") {
+		t.Errorf("PVE's writer dropped the source line:\n%s", f)
 	}
 }
 
