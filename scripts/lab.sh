@@ -1,27 +1,49 @@
 #!/usr/bin/env bash
-# make lab: runs examples/homelab against the PVE simulator (cmd/pvesim), end to end:
+# make lab [LAB=<lab file or shipped lab name>] [LAB_DIR=<dir>] [START=<state>] [PVE_RELEASE=<release>]:
+# runs a configuration against the PVE simulator (cmd/pvesim), end to end:
 #   1. builds cmd/pvesim and the provider into a temp dir;
-#   2. starts pvesim (standalone nodes) on a free 127.0.0.1 port and reads its one JSON
-#      line from stdout (per node: endpoint, root_password, tls_fingerprint);
-#   3. copies examples/homelab to a temp work dir (no state lands in the repo) and, with a
-#      dev_overrides CLI config (no init), runs apply -auto-approve, output, and
+#   2. starts pvesim from the lab file (default: examples/labs/reference/lab.json, whose
+#      nodes start as the PVE installer leaves them: fresh-install) on free 127.0.0.1
+#      ports and reads its one JSON line (per node: endpoint, root_password,
+#      tls_fingerprint, sshd);
+#   3. copies the configuration to a temp work dir (no state lands in the repo) and, with
+#      a dev_overrides CLI config (no init), runs apply -auto-approve, output, and
 #      plan -detailed-exitcode; a non-empty second plan fails the job;
-#   4. always stops pvesim (SIGTERM, then SIGKILL after 10 s) and prints a summary.
-# The nodes start standalone, as after a fresh install; their endpoints, root@pam passwords
-# and certificate fingerprints go in as TF_VAR_nodes, their SSH servers (host keys in a
-# known_hosts file, the lab's root key) as TF_VAR_ssh.
-# LAB_KEEP=1 keeps the temp dir (state, logs) for inspection.
-# LAB_DIR=<dir> runs another configuration instead of examples/homelab.
+#   4. always stops pvesim (SIGTERM, then SIGKILL after 10 s) and prints a summary: the
+#      API requests of apply and second plan; the network reloads of each node and where
+#      its management address went (from pvesim's request log: the cutover from the
+#      installer's vmbr0 takes one reload); and the provider's diagnostics about the
+#      cutover and any dead-man rollback, one line each.
+# The configuration is LAB_DIR, else the lab file's directory when it holds *.tf files
+# (examples/labs/diskless, examples/labs/consumer), else examples/homelab. It gets the
+# nodes' endpoints, root@pam passwords and certificate fingerprints as TF_VAR_nodes and
+# their SSH servers (host keys in a known_hosts file, the lab's root key) as TF_VAR_ssh,
+# for whatever node names the lab file has.
+# START overrides the lab file's starting state (fresh-install, cluster, hand-built),
+# PVE_RELEASE its PVE release. LAB_KEEP=1 keeps the temp dir (state, logs) for inspection.
 set -euo pipefail
+# A step that fails says which (set -e alone stops without a word).
+trap 'echo "lab.sh: failed: $BASH_COMMAND (line $LINENO)" >&2' ERR
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-lab_dir="${LAB_DIR:-$root/examples/homelab}"
-if [ ! -d "$lab_dir" ]; then
-	echo "lab.sh: $lab_dir does not exist" >&2
-	exit 1
+pvesim_root=$root
+pvesim_tag=lab.sh
+# shellcheck source=scripts/lib/pvesim.sh
+. "$root/scripts/lib/pvesim.sh"
+
+lab_file="${LAB:-}"
+[ -z "$lab_file" ] || lab_file="$(pvesim_resolve_lab "$lab_file")"
+if [ -n "${LAB_DIR:-}" ]; then
+	lab_dir=$LAB_DIR
+elif [ -n "$lab_file" ] && compgen -G "$(dirname "$lab_file")/*.tf" >/dev/null; then
+	lab_dir="$(dirname "$lab_file")"
+else
+	lab_dir="$root/examples/homelab"
 fi
+[ -d "$lab_dir" ] || pvesim_die "$lab_dir does not exist"
 lab_dir="$(cd "$lab_dir" && pwd)"
+compgen -G "$lab_dir/*.tf" >/dev/null || pvesim_die "$lab_dir holds no *.tf files"
 
 # shellcheck source=scripts/env.sh
 . "$root/scripts/env.sh"
@@ -29,32 +51,14 @@ cli="$TF_ACC_TERRAFORM_PATH"
 cli_version="$("$cli" version 2>/dev/null | sed -n 1p)"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/pve-lab.XXXXXX")"
-sim_pid=""
 result="FAILED"
-
-stop_sim() {
-	[ -n "$sim_pid" ] || return 0
-	local pid=$sim_pid status=0 i
-	sim_pid=""
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for i in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			echo "lab.sh: pvesim did not stop within 10s; killing it" >&2
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
-	wait "$pid" 2>/dev/null || status=$?
-	echo "lab.sh: pvesim stopped (exit status $status)"
-}
+summary=()
+pvesim_release=""
 
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	stop_sim
+	pvesim_stop
 	if [ "$rc" -ne 0 ] && [ -s "$tmp/pvesim.log" ]; then
 		echo "--- last lines of the pvesim log ---" >&2
 		tail -n 30 "$tmp/pvesim.log" >&2 || true
@@ -64,7 +68,11 @@ cleanup() {
 	else
 		rm -rf "$tmp"
 	fi
-	echo "lab.sh: $result ($cli_version, ${lab_dir#"$root"/})"
+	local s
+	for s in ${summary[@]+"${summary[@]}"}; do
+		echo "lab.sh: $s"
+	done
+	echo "lab.sh: $result ($cli_version, PVE ${pvesim_release:-default}, ${pvesim_lab:+${pvesim_lab#"$root"/}, }${lab_dir#"$root"/})"
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -72,98 +80,21 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 echo "lab.sh: building pvesim and the provider"
-mkdir -p "$tmp/bin" "$tmp/plugins"
-go build -o "$tmp/bin/pvesim" ./cmd/pvesim
-go build -o "$tmp/plugins/terraform-provider-pve" .
-
-# free_port prints a 127.0.0.1 port P such that P..P+7 are free: pvesim serves node i on
-# P+i. A port is taken when a connection succeeds (bash /dev/tcp; no extra tools).
-free_port() {
-	local p i k ok
-	for i in $(seq 1 50); do
-		p=$((20000 + RANDOM % 40000))
-		ok=1
-		for k in 0 1 2 3 4 5 6 7; do
-			if (exec 3<>"/dev/tcp/127.0.0.1/$((p + k))") 2>/dev/null; then
-				ok=0
-				break
-			fi
-		done
-		if [ "$ok" = 1 ]; then
-			echo "$p"
-			return 0
-		fi
-	done
-	echo "lab.sh: no free port found" >&2
-	return 1
-}
-port="$(free_port)"
-
-# Standalone nodes, as a fresh install: the homelab forms the cluster itself.
-"$tmp/bin/pvesim" -listen "127.0.0.1:$port" -task-duration 200ms -auth-delay 3s \
-	-state "$tmp/state.json" -request-log "$tmp/requests.jsonl" >"$tmp/pvesim.out" 2>"$tmp/pvesim.log" &
-sim_pid=$!
-
-# Wait (up to 30 s) for the first complete line on pvesim's stdout.
-line=""
-for i in $(seq 1 300); do
-	if [ -s "$tmp/pvesim.out" ] && [ "$(tail -c 1 "$tmp/pvesim.out" | od -An -c | tr -d ' ')" = '\n' ]; then
-		line="$(sed -n 1p "$tmp/pvesim.out")"
-		break
-	fi
-	if ! kill -0 "$sim_pid" 2>/dev/null; then
-		echo "lab.sh: pvesim exited before printing its JSON line" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
-if [ -z "$line" ]; then
-	echo "lab.sh: pvesim printed no JSON line within 30s" >&2
-	exit 1
-fi
-
-field() { printf '%s\n' "$line" | go run -C "$root/tools/jsonfield" . "$1"; }
-# TF_VAR_nodes: each node's own API endpoint, root@pam password and certificate
-# fingerprint, as an HCL object: { "z2g4a" = { endpoint = "...", ... }, ... }.
-nodes="$(field 'nodes.*.name' | paste -sd ' ' -)"
-TF_VAR_nodes="{"
-i=0
-for n in $nodes; do
-	TF_VAR_nodes+="\"$n\" = { endpoint = \"$(field "nodes.$i.endpoint")\", password = \"$(field "nodes.$i.root_password")\", tls_fingerprint = \"$(field "nodes.$i.tls_fingerprint")\" }, "
-	i=$((i + 1))
-done
-TF_VAR_nodes+="}"
-export TF_VAR_nodes
-
-# TF_VAR_ssh: the lab's root key, a known_hosts file with every node's host key
-# (verified, as on a real lab), and each node's simulated sshd address.
-field ssh_client_key >"$tmp/id_lab"
-chmod 600 "$tmp/id_lab"
-: >"$tmp/known_hosts"
-ssh_nodes=""
-i=0
-for n in $nodes; do
-	ep="$(field "nodes.$i.ssh_endpoint")"
-	printf '[%s]:%s %s\n' "${ep%:*}" "${ep##*:}" "$(field "nodes.$i.ssh_host_key")" >>"$tmp/known_hosts"
-	ssh_nodes+="\"$n\" = { address = \"${ep%:*}\", port = ${ep##*:} }, "
-	i=$((i + 1))
-done
-export TF_VAR_ssh="{ private_key_file = \"$tmp/id_lab\", known_hosts_file = \"$tmp/known_hosts\", nodes = { $ssh_nodes} }"
-echo "lab.sh: pvesim (pid $sim_pid) serves standalone nodes $nodes from $(field endpoint)"
+pvesim_build "$tmp"
+pvesim_lab_args "$tmp" "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
+# Tasks take 200 ms (PVE's take seconds); failed logins wait 3 s as on PVE.
+pvesim_start "$tmp" "$(pvesim_free_port "$pvesim_node_count")" -task-duration 200ms -auth-delay 3s
+pvesim_client_files "$tmp"
+# shellcheck disable=SC2090 # HCL values: their quotes are data, not shell syntax
+export TF_VAR_nodes TF_VAR_ssh
+echo "lab.sh: pvesim (pid $pvesim_pid) serves nodes $pvesim_nodes${pvesim_lab:+ of ${pvesim_lab#"$root"/}}:"
+pvesim_node_table
 
 work="$tmp/work"
 cp -R "$lab_dir" "$work"
-rm -rf "$work/.terraform" "$work"/terraform.tfstate* "$work"/*.tfplan
+rm -rf "$work/.terraform" "$work"/terraform.tfstate* "$work"/*.tfplan "$work"/lab.json
 
-cat >"$tmp/dev.tfrc" <<TFRC
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/pvelab/pve" = "$tmp/plugins"
-    "registry.opentofu.org/pvelab/pve" = "$tmp/plugins"
-  }
-  direct {}
-}
-TFRC
+pvesim_dev_tfrc "$tmp/dev.tfrc" "$tmp/plugins"
 export TF_CLI_CONFIG_FILE="$tmp/dev.tfrc" TOFU_CLI_CONFIG_FILE="$tmp/dev.tfrc"
 export TF_IN_AUTOMATION=1
 
@@ -179,17 +110,66 @@ tf() {
 requests_so_far() { if [ -f "$tmp/requests.jsonl" ]; then wc -l <"$tmp/requests.jsonl" | tr -d ' '; else echo 0; fi; }
 
 echo "lab.sh: $cli_version apply"
-tf apply -auto-approve -input=false
+rm -f "$tmp/apply.rc"
+{ tf apply -auto-approve -input=false 2>&1 || echo $? >"$tmp/apply.rc"; } | tee "$tmp/apply.log"
+apply_rc="$(cat "$tmp/apply.rc" 2>/dev/null || echo 0)"
 apply_requests="$(requests_so_far)"
+
+# The network reloads of the apply per node: the cutover from the installer's vmbr0 to
+# the configuration's interfaces takes one per node, guarded by the dead-man rollback.
+# Where the management address went is read from the requests that configured it.
+node_index() {
+	local n i=0
+	for n in $pvesim_nodes; do
+		if [ "$n" = "$1" ]; then
+			echo "$i"
+			return 0
+		fi
+		i=$((i + 1))
+	done
+	echo -1
+}
+while read -r node count; do
+	[ -n "$node" ] || continue
+	word=reloads
+	[ "$count" = 1 ] && word=reload
+	addr="$(pvesim_field_or "nodes.$(node_index "$node").management_address" "")"
+	holder="$(pvesim_mgmt_holder "$tmp/requests.jsonl" "$node" "$addr")"
+	if [ -n "$holder" ] && [ "$holder" != vmbr0 ]; then
+		summary+=("management cutover: $node $count $word ($addr: vmbr0 -> $holder)")
+	else
+		summary+=("network: $node $count $word${addr:+ ($addr stays on vmbr0)}")
+	fi
+done < <(pvesim_reloads "$tmp/requests.jsonl")
+# What the provider said about the cutover and any rollback: each warning or error of the
+# apply whose summary or first paragraph mentions them, as one line (the summary, then up
+# to three paragraphs of the detail, joined).
+while IFS= read -r l; do
+	summary+=("provider: $l")
+done < <(sed -E 's/\x1b\[[0-9;]*m//g; s/^╵.*/<end>/; s/^[│╷]//; s/^ +//' "$tmp/apply.log" | awk '
+	function flush() {
+		if (head != "" && tolower(head " " first) ~ /rollback|rolled back|cutover|management|dead-man/)
+			print head ": " substr(detail, 1, 700)
+		head = ""; detail = ""; first = ""; paras = 0; inpara = 0
+	}
+	/^(Warning|Error): / { flush(); head = $0; next }
+	/^(<end>|lab\.sh:|Apply complete|Outputs:)/ { flush(); next }
+	head == "" || $0 ~ /^(with |on |[0-9]+: )/ { next }
+	$0 == "" { inpara = 0; next }
+	!inpara { inpara = 1; paras++ }
+	paras > 3 { next }
+	paras == 1 { first = first " " $0 }
+	{ detail = detail (detail == "" ? "" : " ") $0 }
+	END { flush() }' | sort | head -n 20 || true)
+
+[ "$apply_rc" = 0 ] || pvesim_die "apply failed (exit status $apply_rc)"
 echo "lab.sh: outputs"
 tf output
 echo "lab.sh: second plan (must be empty)"
 before_plan="$(requests_so_far)"
-set +e
-tf plan -detailed-exitcode -input=false
-plan_rc=$?
-set -e
-echo "lab.sh: API requests: apply $apply_requests, second plan $(($(requests_so_far) - before_plan))"
+plan_rc=0
+tf plan -detailed-exitcode -input=false || plan_rc=$?
+summary=("API requests: apply $apply_requests, second plan $(($(requests_so_far) - before_plan))" ${summary[@]+"${summary[@]}"})
 case "$plan_rc" in
 0) ;;
 2)

@@ -6,11 +6,24 @@
 # (what Ceph's journal does all day) are a small fraction of the DC SSDs'.
 # The precondition below refuses any OSD disk the provider knows lacks it.
 
+# A fresh install has the Ceph client only: pveceph install (GUI: Ceph >
+# Install Ceph) puts Squid from the no-subscription repository on every
+# node, over SSH, after the node's network cutover. Nodes that have Squid
+# already are adopted without running anything.
+resource "pve_ceph_install" "lab" {
+  for_each = local.nodes
+
+  node       = each.key
+  version    = "squid"
+  repository = "no-subscription"
+  depends_on = [pve_node_network_config.lab, pve_apt_repository.lab]
+}
+
 resource "pve_ceph_cluster" "lab" {
   node    = var.founding_node
   network = "169.254.50.0/24"
 
-  depends_on = [pve_cluster_node.member, pve_node_network.storage]
+  depends_on = [pve_cluster_node.member, pve_node_network_config.lab, pve_ceph_install.lab]
 }
 
 # Monitors are created one at a time by the provider; three keep quorum

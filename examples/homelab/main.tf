@@ -1,6 +1,10 @@
-# The reference lab: three workstations z2g4a/b/c, from three freshly
-# installed standalone nodes to a cluster with hyper-converged Ceph
-# (ceph.tf). Storage and VMs join it as the provider grows.
+# The reference lab: three workstations z2g4a/b/c, from three nodes as the
+# PVE installer leaves them (vmbr0 on bcm5720p0 holding the management
+# address and gateway, enterprise repositories on, no cluster, no Ceph) to a
+# cluster with hyper-converged Ceph (ceph.tf), RBD storage and an HA VM
+# (vm.tf), in one apply. The order: each node's network cutover, then the
+# repositories, the cluster and Ceph. examples/labs/reference/lab.json is
+# this lab's hardware for pvesim (make lab, make sim).
 
 terraform {
   required_providers {
@@ -43,52 +47,52 @@ locals {
   }
 }
 
-# Both onboard 1 GbE ports bonded with LACP.
-resource "pve_node_network" "bond0" {
+# Each node's network in one resource: it owns the node's bridges, bonds and
+# VLANs, stages them together and activates them with one reload. That is
+# the only way to move the management address off the installer's vmbr0
+# (bridged to bcm5720p0) onto bridge0 over bond0: interface by interface PVE
+# refuses bond0 (bcm5720p0 is still vmbr0's port) and a second default
+# gateway, and removing vmbr0 first cuts the node off. vmbr0 is not listed,
+# so it is removed in the same reload. The reload changes the management
+# path, so the provider arms a dead-man rollback over SSH first: if the API
+# and SSH do not answer on the management address afterwards, the node puts
+# its old /etc/network/interfaces back by itself and the apply fails naming
+# the change. Physical NICs that are not listed stay as they are (manual).
+resource "pve_node_network_config" "lab" {
   for_each = local.nodes
 
-  node      = each.key
-  iface     = "bond0"
-  type      = "bond"
-  slaves    = ["bcm5720p0", "bcm5720p1"]
-  bond_mode = "802.3ad"
-}
-
-# The VLAN-aware management and guest bridge.
-resource "pve_node_network" "bridge0" {
-  for_each = local.nodes
-
-  node              = each.key
-  iface             = "bridge0"
-  type              = "bridge"
-  bridge_ports      = [pve_node_network.bond0[each.key].iface]
-  bridge_vlan_aware = true
-  bridge_vids       = "2-4094"
-  cidr              = "172.27.2.${each.value}/24"
-  gateway           = "172.27.2.254"
-}
-
-# Corosync link 0 on VLAN 60.
-resource "pve_node_network" "corosync" {
-  for_each = local.nodes
-
-  node     = each.key
-  iface    = "${pve_node_network.bridge0[each.key].iface}.60"
-  type     = "vlan"
-  cidr     = "169.254.60.${each.value}/24"
-  comments = "corosync link0"
-}
-
-# The 40 GbE storage network (Ceph, migration, corosync link 1).
-resource "pve_node_network" "storage" {
-  for_each = local.nodes
-
-  node     = each.key
-  iface    = "cx354ap1"
-  type     = "eth"
-  cidr     = "169.254.50.${each.value}/24"
-  mtu      = 9000
-  comments = "storage network"
+  node = each.key
+  interfaces = {
+    # Both onboard 1 GbE ports bonded with LACP.
+    bond0 = {
+      type      = "bond"
+      slaves    = ["bcm5720p0", "bcm5720p1"]
+      bond_mode = "802.3ad"
+    }
+    # The VLAN-aware management and guest bridge: the installer's address
+    # and gateway, now on the bond.
+    bridge0 = {
+      type              = "bridge"
+      bridge_ports      = ["bond0"]
+      bridge_vlan_aware = true
+      bridge_vids       = "2-4094"
+      cidr              = "172.27.2.${each.value}/24"
+      gateway           = "172.27.2.254"
+    }
+    # Corosync link 0 on VLAN 60.
+    "bridge0.60" = {
+      type     = "vlan"
+      cidr     = "169.254.60.${each.value}/24"
+      comments = "corosync link0"
+    }
+    # The 40 GbE storage network (Ceph, migration, corosync link 1).
+    cx354ap1 = {
+      type     = "eth"
+      cidr     = "169.254.50.${each.value}/24"
+      mtu      = 9000
+      comments = "storage network"
+    }
+  }
 }
 
 # The cluster, founded on z2g4a: link0 on the corosync VLAN, link1 on the
@@ -96,20 +100,21 @@ resource "pve_node_network" "storage" {
 resource "pve_cluster" "lab" {
   name = "lab"
   links = [
-    { address = split("/", pve_node_network.corosync[var.founding_node].cidr)[0] },
-    { address = split("/", pve_node_network.storage[var.founding_node].cidr)[0] },
+    { address = split("/", pve_node_network_config.lab[var.founding_node].interfaces["bridge0.60"].cidr)[0] },
+    { address = split("/", pve_node_network_config.lab[var.founding_node].interfaces["cx354ap1"].cidr)[0] },
   ]
 }
 
 # The other nodes join one at a time, through their own API, with the same
-# two links. Their networks are configured first (the links must exist).
+# two links. Their networks are configured first (the links must exist:
+# the references above order the cluster after each node's cutover).
 resource "pve_cluster_node" "member" {
   for_each = { for name, octet in local.nodes : name => octet if name != var.founding_node }
 
   node = each.key
   links = [
-    { address = split("/", pve_node_network.corosync[each.key].cidr)[0] },
-    { address = split("/", pve_node_network.storage[each.key].cidr)[0] },
+    { address = split("/", pve_node_network_config.lab[each.key].interfaces["bridge0.60"].cidr)[0] },
+    { address = split("/", pve_node_network_config.lab[each.key].interfaces["cx354ap1"].cidr)[0] },
   ]
   depends_on = [pve_cluster.lab]
 }
@@ -128,11 +133,17 @@ resource "pve_cluster_options" "lab" {
 
 # Package repositories of every node: no subscription, so the
 # no-subscription repositories of PVE and Ceph are on and the enterprise
-# ones (which answer 401 without a subscription) off.
+# ones (which answer 401 without a subscription, and the installer leaves
+# on) off. The PVE ones first, after the network cutover; the Ceph ones
+# once pve_ceph_install (ceph.tf) has run, because pveceph install rewrites
+# the Ceph repository file (ceph.sources) with the one repository it
+# installs from.
 locals {
   apt_repositories = {
-    "no-subscription"            = true
-    "enterprise"                 = false
+    "no-subscription" = true
+    "enterprise"      = false
+  }
+  ceph_apt_repositories = {
     "ceph-squid-no-subscription" = true
     "ceph-squid-enterprise"      = false
   }
@@ -144,7 +155,20 @@ resource "pve_apt_repository" "lab" {
     "${pair[0]}/${pair[1]}" => { node = pair[0], handle = pair[1] }
   }
 
-  node    = each.value.node
-  handle  = each.value.handle
-  enabled = local.apt_repositories[each.value.handle]
+  node       = each.value.node
+  handle     = each.value.handle
+  enabled    = local.apt_repositories[each.value.handle]
+  depends_on = [pve_node_network_config.lab]
+}
+
+resource "pve_apt_repository" "ceph" {
+  for_each = {
+    for pair in setproduct(keys(local.nodes), keys(local.ceph_apt_repositories)) :
+    "${pair[0]}/${pair[1]}" => { node = pair[0], handle = pair[1] }
+  }
+
+  node       = each.value.node
+  handle     = each.value.handle
+  enabled    = local.ceph_apt_repositories[each.value.handle]
+  depends_on = [pve_ceph_install.lab]
 }

@@ -1,16 +1,16 @@
 output "management_addresses" {
   description = "Management address of each node."
-  value       = { for node, nic in pve_node_network.bridge0 : node => nic.cidr }
+  value       = { for node, net in pve_node_network_config.lab : node => net.interfaces["bridge0"].cidr }
 }
 
 output "corosync_addresses" {
   description = "Corosync link0 address of each node."
-  value       = { for node, nic in pve_node_network.corosync : node => nic.cidr }
+  value       = { for node, net in pve_node_network_config.lab : node => net.interfaces["bridge0.60"].cidr }
 }
 
 output "storage_addresses" {
   description = "Storage network address and MTU of each node."
-  value       = { for node, nic in pve_node_network.storage : node => "${nic.cidr} mtu ${nic.mtu}" }
+  value       = { for node, net in pve_node_network_config.lab : node => "${net.interfaces["cx354ap1"].cidr} mtu ${net.interfaces["cx354ap1"].mtu}" }
 }
 
 output "cluster" {

@@ -45,8 +45,8 @@ resource "pve_node_tuned_profile" "lab" {
 resource "pve_node_nic_ring" "storage" {
   for_each   = local.nodes
   node       = each.key
-  iface      = pve_node_network.storage[each.key].iface
+  iface      = "cx354ap1" # the storage network (pve_node_network_config.lab)
   rx         = 2048
   tx         = 2048
-  depends_on = [pve_cluster_node.member]
+  depends_on = [pve_cluster_node.member, pve_node_network_config.lab]
 }

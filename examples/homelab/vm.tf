@@ -33,7 +33,7 @@ resource "pve_vm" "vm100" {
   onboot  = true
   started = true
 
-  depends_on = [pve_node_network.bridge0]
+  depends_on = [pve_node_network_config.lab]
 }
 
 # scsi0: 32G on Ceph; write-back is safe here because ceph.conf has
