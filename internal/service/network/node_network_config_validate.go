@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 // ovsBondModes are bond_mode values PVE accepts only for OVS bonds; a Linux
@@ -323,6 +325,59 @@ func (r *nodeNetworkConfigResource) ModifyPlan(ctx context.Context, req resource
 	}
 	sort.Strings(nics)
 	checkAgainstNode(ctx, node, ifaces, nics, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || req.State.Raw.Equal(req.Plan.Raw) {
+		return // an unchanged plan changes no path
+	}
+	after, d := plannedInterfaceSet(ctx, list.Interfaces, ifaces)
+	resp.Diagnostics.Append(d...)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(checkManagementChange(ctx, r.PD, node, list.Interfaces, after, plan.applyOptions())...)
+	}
+}
+
+// plannedInterfaceSet is the node's interface list as this resource's plan
+// leaves it: listed interfaces as planned, unlisted bridges, bonds and VLANs
+// gone, unlisted NICs reset to bare manual stanzas, everything else kept.
+func plannedInterfaceSet(ctx context.Context, current []pve.NetworkInterface, ifaces map[string]ifaceSettings) ([]pve.NetworkInterface, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var after []pve.NetworkInterface
+	seen := map[string]bool{}
+	for i := range current {
+		cur := &current[i]
+		seen[cur.Iface] = true
+		if m, ok := ifaces[cur.Iface]; ok {
+			in, d := plannedInterface(ctx, cur, cur.Iface, &m)
+			diags.Append(d...)
+			after = append(after, in)
+			continue
+		}
+		switch {
+		case ownedKind(cur.Type):
+			// deleted
+		case cur.Type == typeEth && nicConfigured(cur):
+			in := *cur
+			in.CIDR, in.Address, in.Netmask, in.Gateway = "", "", "", ""
+			in.CIDR6, in.Address6, in.Netmask6, in.Gateway6 = "", "", "", ""
+			in.MTU, in.Comments = 0, ""
+			after = append(after, in)
+		default:
+			after = append(after, *cur)
+		}
+	}
+	names := make([]string, 0, len(ifaces))
+	for name := range ifaces {
+		if !seen[name] {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		m := ifaces[name]
+		in, d := plannedInterface(ctx, nil, name, &m)
+		diags.Append(d...)
+		after = append(after, in)
+	}
+	return after, diags
 }
 
 // mapKey is the interface name of an attribute inside interfaces.

@@ -62,3 +62,47 @@ func TestAccNodeNetworkRollback_configCutover(t *testing.T) {
 		},
 	})
 }
+
+// Without SSH the cutover is refused at plan, before anything is staged;
+// with the explicit opt-out it is applied without a timer (and still
+// confirmed reachable).
+func TestAccNodeNetworkConfig_cutoverWithoutSSH(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfigWithoutSSH(t)
+	config := pc + referenceLabConfig(node, 10, "")
+	optOut := strings.Replace(config, `resource "pve_node_network_config" "lab" {`,
+		"resource \"pve_node_network_config\" \"lab\" {\n  allow_management_change_without_rollback = true", 1)
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				Config:   config,
+				PlanOnly: true,
+				ExpectError: phrases("needs SSH for its rollback", "moves 172.27.2.10/24 from vmbr0 (port bcm5720p0) to bridge0",
+					"allow_management_change_without_rollback = true"),
+			},
+			{
+				PreConfig: func() {
+					// The refused plan staged nothing: the installer's vmbr0 is live and nothing is pending.
+					list, err := e.Client.ListNetwork(t.Context(), node)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.TrimSpace(list.Changes) != "" {
+						t.Fatalf("refused plan left staged changes:\n%s", list.Changes)
+					}
+				},
+				Config: optOut,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkGoneFromNode(e, node, "vmbr0"),
+					checkOnNode(e, node, "bridge0", func(in *pve.NetworkInterface) error {
+						if in.Address != "172.27.2.10" || in.Gateway != "172.27.2.254" {
+							return fmt.Errorf("node reports %+v", *in)
+						}
+						return nil
+					}),
+				),
+			},
+		},
+	})
+}
