@@ -3,7 +3,6 @@ package network
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -77,7 +76,7 @@ func listItems(ctx context.Context, l types.List) []string {
 }
 
 // checkInterfaceSet runs the checks across the interfaces that need no
-// node: one default gateway per family, gateways in their subnets, a port
+// node: one default gateway per family, a port
 // or slave used once, the types of slaves and ports, Linux bond modes.
 // Unknown values skip the checks that need them.
 func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, diags *diag.Diagnostics) {
@@ -92,21 +91,11 @@ func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, dia
 		var holders []string
 		for _, n := range names {
 			s := ifaces[n]
-			gw, cidr := fam.get(&s)
+			gw, _ := fam.get(&s)
 			if !known(gw) {
 				continue // unknown at plan: it may still turn out unset
 			}
 			holders = append(holders, n)
-			if !known(cidr) {
-				continue
-			}
-			p, err1 := netip.ParsePrefix(cidr.ValueString())
-			a, err2 := netip.ParseAddr(gw.ValueString())
-			if err1 == nil && err2 == nil && !p.Masked().Contains(a) {
-				addAttrError(diags, ifacePath(n).AtName(fam.gw), "Gateway outside the interface's subnet",
-					fmt.Sprintf("%s %s of %s is not in %s's subnet %s (from %s = %q); the node could not reach it. "+
-						"Use a gateway inside %s, or fix %s.", fam.gw, a, n, n, p.Masked(), fam.cidr, cidr.ValueString(), p.Masked(), fam.cidr))
-			}
 		}
 		if len(holders) > 1 {
 			for _, n := range holders[1:] {

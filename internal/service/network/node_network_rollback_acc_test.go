@@ -205,32 +205,82 @@ func TestAccNodeNetworkRollback_bridgeWithoutPortIsRolledBack(t *testing.T) {
 	}
 }
 
-func TestAccNodeNetworkRollback_wrongPrefixUnknownAtPlan(t *testing.T) {
+// A wrong prefix that puts the gateway off the subnet (/30) cuts the node
+// off. Hidden from the first plan by a value known only at apply, it is
+// still refused before anything is staged: Terraform validates the
+// configuration again once the value is known.
+func TestAccNodeNetworkRollback_wrongPrefixRefusedBeforeAnyWrite(t *testing.T) {
 	t.Parallel()
 	e, node := freshInstallEnv(t)
 	pc := e.ProviderConfig()
+	var from int
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			importVMBR0(e, pc, node),
 			{
-				// The prefix is known only at apply, so no plan-time
-				// check sees it: /30 puts the gateway off the subnet.
+				PreConfig: func() { from = len(e.Sim.Requests()) },
 				Config: pc + `
 resource "terraform_data" "prefix" {
   input = "30"
 }
 ` + strings.Replace(vmbr0Config(node, "  rollback_timeout_seconds = 5"),
 					`"172.27.2.10/24"`, `"172.27.2.10/${terraform_data.prefix.output}"`, 1),
-				ExpectError: rolledBack,
+				ExpectError: phrases("Gateway outside the interface's subnet", "gateway 172.27.2.254 of vmbr0 is not in vmbr0's subnet 172.27.2.8/30"),
 			},
 			{
+				PreConfig: func() {
+					for _, r := range e.Sim.Requests()[from:] {
+						if r.Method != "GET" && !strings.HasPrefix(r.Path, "/access/") {
+							t.Errorf("the refused change still wrote to the node: %s %s", r.Method, r.Path)
+						}
+					}
+				},
 				Config: pc + vmbr0Config(node, "  rollback_timeout_seconds = 5"),
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkReachableWith(e, node, vmbr0Unchanged),
-					checkDisarmed(t, e, node),
-				),
+				Check:  checkReachableWith(e, node, vmbr0Unchanged),
 			},
 			forgetVMBR0(pc),
+		},
+	})
+}
+
+// The default gateway moved onto the storage network: inside its own
+// interface's subnet, so every plan-time check passes, but off the
+// management subnet the provider reaches the node through. The node is cut
+// off and its timer brings the installer's network back.
+func TestAccNodeNetworkRollback_gatewayOffManagementSubnet(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	config := e.Config(fmt.Sprintf(`
+resource "pve_node_network_config" "lab" {
+  node                     = %q
+  rollback_timeout_seconds = 5
+  interfaces = {
+    vmbr0    = { type = "bridge", bridge_ports = ["bcm5720p0"], cidr = "172.27.2.10/24" }
+    cx354ap1 = { type = "eth", cidr = "169.254.50.10/24", gateway = "169.254.50.1" }
+  }
+}
+`, node))
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: phrases("default gateway", "169.254.50.1", "restored the previous /etc/network/interfaces", "the node answers again"),
+			},
+			{
+				PreConfig: func() {
+					if ok, why := e.Sim.Reachable(node); !ok {
+						t.Fatalf("node %s still cut off after the rollback: %s", node, why)
+					}
+				},
+				Config: e.Config(strings.Replace(referenceLabConfig(node, 10, ""), `resource "pve_node_network_config" "lab" {`,
+					"resource \"pve_node_network_config\" \"lab\" {\n  rollback_timeout_seconds = 5", 1)),
+				Check: checkOnNode(e, node, "bridge0", func(in *pve.NetworkInterface) error {
+					if in.Gateway != "172.27.2.254" {
+						return fmt.Errorf("node reports %+v", *in)
+					}
+					return nil
+				}),
+			},
 		},
 	})
 }

@@ -70,6 +70,8 @@ func validateIfaceSettings(ctx context.Context, m *ifaceSettings, iface types.St
 			fmt.Sprintf("bridge_vlan_aware applies only to type = \"bridge\"; this interface has type = %q.", typ))
 	}
 
+	checkGatewaySubnets(m, iface, base, diags)
+
 	switch typ {
 	case typeBridge:
 		if !m.BridgeVIDs.IsNull() && !m.BridgeVLANAware.IsUnknown() && (m.BridgeVLANAware.IsNull() || !m.BridgeVLANAware.ValueBool()) {
@@ -307,5 +309,34 @@ func (activePlanModifier) PlanModifyBool(ctx context.Context, req planmodifier.B
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("autostart"), &prior)...)
 	if !planned.IsUnknown() && planned.Equal(prior) {
 		resp.PlanValue = req.StateValue
+	}
+}
+
+// checkGatewaySubnets refuses a gateway outside its interface's subnet:
+// PVE writes it, and the node then has no route to its default gateway
+// (off the management network, that cuts the node off). Unknown values
+// skip the check.
+func checkGatewaySubnets(m *ifaceSettings, iface types.String, base path.Path, diags *diag.Diagnostics) {
+	name := "the interface"
+	if known(iface) {
+		name = iface.ValueString()
+	}
+	for _, fam := range []struct {
+		gwName, cidrName string
+		gw, cidr         types.String
+	}{
+		{"gateway", "cidr", m.Gateway, m.CIDR},
+		{"gateway6", "cidr6", m.Gateway6, m.CIDR6},
+	} {
+		if !known(fam.gw) || !known(fam.cidr) {
+			continue
+		}
+		p, err1 := netip.ParsePrefix(fam.cidr.ValueString())
+		a, err2 := netip.ParseAddr(fam.gw.ValueString())
+		if err1 == nil && err2 == nil && !p.Masked().Contains(a) {
+			addAttrError(diags, base.AtName(fam.gwName), "Gateway outside the interface's subnet",
+				fmt.Sprintf("%s %s of %s is not in %s's subnet %s (from %s = %q); the node could not reach it. "+
+					"Use a gateway inside %s, or fix %s.", fam.gwName, a, name, name, p.Masked(), fam.cidrName, fam.cidr.ValueString(), p.Masked(), fam.cidrName))
+		}
 	}
 }

@@ -54,6 +54,12 @@ func TestAccNodeNetwork_invalidConfigRefusedAtPlan(t *testing.T) {
   bond_primary = "bcm5720p1"`, `(?s)bond_primary is not a slave`},
 		{"gateway without cidr", `type = "bridge"
   gateway = "10.0.0.254"`, `(?s)gateway.*"cidr" must be specified`},
+		{"gateway off the subnet", `type = "bridge"
+  cidr = "172.27.2.10/24"
+  gateway = "172.27.3.254"`, `(?s)Gateway outside the interface's subnet.*gateway 172\.27\.3\.254 of vmbr9 is not in vmbr9's subnet 172\.27\.2\.0/24`},
+		{"gateway6 off the subnet", `type = "bridge"
+  cidr6 = "fd00:2::10/64"
+  gateway6 = "fd00:3::1"`, `(?s)Gateway outside the interface's subnet.*gateway6 fd00:3::1 of vmbr9`},
 		{"vids without vlan awareness", `type = "bridge"
   bridge_vids = "2-4094"`, `(?s)bridge_vids needs a VLAN-aware bridge`},
 		{"bad vids", `type = "bridge"
