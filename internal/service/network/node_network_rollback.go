@@ -405,37 +405,87 @@ func managementAddresses(ctx context.Context, pd *framework.ProviderData, c *pve
 }
 
 // managementChange is the description of how after changes the management
-// path of node ("" when it does not).
-func managementChange(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, before, after []pve.NetworkInterface) (string, error) {
+// path of node ("" when it does not), and the management address after
+// leaves on no interface ("" when none).
+func managementChange(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, before, after []pve.NetworkInterface) (desc, lost string, err error) {
 	addrs, err := managementAddresses(ctx, pd, c, node, before)
 	if err != nil {
-		return "", fmt.Errorf("find the management address of node %s: %w", node, err)
+		return "", "", fmt.Errorf("find the management address of node %s: %w", node, err)
 	}
 	var descs []string
 	for _, a := range addrs {
 		if touched, d := touchesManagementPath(a, before, after); touched && !slices.Contains(descs, d) {
 			descs = append(descs, d)
 		}
+		if lost == "" {
+			lost = lostManagementAddress(a, before, after)
+		}
 	}
-	return strings.Join(descs, "; "), nil
+	return strings.Join(descs, "; "), lost, nil
 }
 
-// checkManagementChange is the plan-time check: a change of the management
-// path needs SSH for its rollback, or the explicit opt-out. It stays quiet
-// while the provider is not configured or its SSH settings are not known
-// until apply (the apply checks again).
+// lostManagementAddress is addr as before holds it ("172.27.2.10/24 on
+// vmbr0") when after holds it on no interface, else "". An interface that
+// takes its address from DHCP may get it back, so it does not count.
+func lostManagementAddress(addr string, before, after []pve.NetworkInterface) string {
+	ip, err := netip.ParseAddr(strings.TrimSpace(addr))
+	if err != nil {
+		return ""
+	}
+	ip = ip.Unmap()
+	hb := addressHolder(ip, before)
+	if hb == nil || addressHolder(ip, after) != nil {
+		return ""
+	}
+	if now := lookupIface(after, hb.Iface); now != nil {
+		method := now.Method
+		if ip.Is6() {
+			method = now.Method6
+		}
+		if method == "dhcp" || method == "auto" {
+			return ""
+		}
+	}
+	return cidrFor(hb, ip) + " on " + hb.Iface
+}
+
+// lostAddressDetail explains why a change that removes the management
+// address is refused whatever the SSH settings: the provider could never
+// confirm it, so with the rollback the node undoes it after the timer, and
+// without it the node stays cut off.
+func lostAddressDetail(node, desc, lost string) string {
+	return fmt.Sprintf("This change %s. The provider reaches node %s on %s, and no interface of the node would hold that "+
+		"address afterwards: the reload would cut the node off, and the provider could not confirm the change (the dead-man "+
+		"rollback would undo it after rollback_timeout_seconds; without the rollback the node would stay unreachable).\n\n"+
+		"Keep the address on an interface. To move it to another interface, set the same cidr there in the same "+
+		"pve_node_network_config (one reload moves it). To give the node a new management address, add the new one first, "+
+		"point the provider's endpoint and ssh settings at it, then remove the old one.", desc, node, lost)
+}
+
+// checkManagementChange is the plan-time check: a change that removes the
+// management address is refused; a change of the management path needs SSH
+// for its rollback, or the explicit opt-out. The SSH check stays quiet
+// while the provider's SSH settings are not known until apply (the apply
+// checks again).
 func checkManagementChange(ctx context.Context, pd *framework.ProviderData, node string, before, after []pve.NetworkInterface, opts networkApplyOptions) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if pd == nil || pd.Client == nil || pd.NodeExec != nil || pd.NodeExecDeferred || opts.AllowWithoutRollback {
+	if pd == nil || pd.Client == nil {
 		return diags
 	}
 	c, err := pd.NodeClient(ctx, node)
 	if err != nil {
 		return diags // the apply reports it
 	}
-	desc, err := managementChange(ctx, pd, c, node, before, after)
+	desc, lost, err := managementChange(ctx, pd, c, node, before, after)
 	if err != nil {
 		tflog.Warn(ctx, "could not check whether the change touches the management path at plan", map[string]any{"node": node, "error": err.Error()})
+		return diags
+	}
+	if lost != "" {
+		diags.AddError("Change would remove the management address of node "+node, lostAddressDetail(node, desc, lost))
+		return diags
+	}
+	if pd.NodeExec != nil || pd.NodeExecDeferred || opts.AllowWithoutRollback {
 		return diags
 	}
 	if desc != "" {
@@ -517,12 +567,15 @@ func guardManagementChange(ctx context.Context, pd *framework.ProviderData, c *p
 	if err != nil {
 		return nil, fmt.Errorf("read the staged network configuration of node %s: %w", node, err)
 	}
-	desc, err := managementChange(ctx, pd, c, node, before, staged.Interfaces)
+	desc, lost, err := managementChange(ctx, pd, c, node, before, staged.Interfaces)
 	if err != nil {
 		// Without the address there is no path to protect; refusing every
 		// network change for it would protect nothing either.
 		tflog.Warn(ctx, "could not tell whether the change touches the management path; applying it without a rollback", map[string]any{"node": node, "error": err.Error()})
 		return nil, nil
+	}
+	if lost != "" {
+		return nil, errors.New(lostAddressDetail(node, desc, lost) + "\n\nThe staged change was reverted; nothing changed on the node.")
 	}
 	if desc == "" {
 		return nil, nil
