@@ -670,26 +670,32 @@ func (g *managementGuard) timerState(ctx context.Context, timeout time.Duration)
 
 // cleanup removes the backup and the script.
 func (g *managementGuard) cleanup(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
 	for _, p := range []string{rollbackBackup, rollbackScriptPath} {
-		if err := g.pd.NodeExec.RemoveFile(ctx, g.node, p); err != nil {
+		dctx, cancel := detached(ctx)
+		err := g.pd.NodeExec.RemoveFile(dctx, g.node, p)
+		cancel()
+		if err != nil {
 			tflog.Warn(ctx, "could not remove a file of the network rollback", map[string]any{"node": g.node, "path": p, "error": err.Error()})
 		}
 	}
 }
 
 // disarm stops the timer and removes the backup. A timer left armed
-// would undo a good change, so it retries until the timer's half-time
-// has passed and then says so.
+// would undo a good change, so it retries until three quarters of the
+// timer's time have passed and then says so. It runs on even when the
+// apply is interrupted meanwhile: the change is confirmed (or was never
+// applied), and only the timer could still undo it.
 func (g *managementGuard) disarm(ctx context.Context) error {
 	ne := g.pd.NodeExec
 	deadline := g.armedAt.Add(g.timeout * 3 / 4)
+	dctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
 	var lastErr error
 	for {
-		_, err := ne.Run(ctx, g.node, nodeexec.Cmd("systemctl", "stop", rollbackTimer).AcceptExit(5).WithTimeout(g.probeTimeout()))
+		_, err := ne.Run(dctx, g.node, nodeexec.Cmd("systemctl", "stop", rollbackTimer).AcceptExit(5).WithTimeout(g.probeTimeout()))
 		if err == nil {
 			var active string
-			active, _, err = g.timerState(ctx, g.probeTimeout())
+			active, _, err = g.timerState(dctx, g.probeTimeout())
 			if err == nil && active != "active" {
 				g.cleanup(ctx)
 				return nil
@@ -700,13 +706,10 @@ func (g *managementGuard) disarm(ctx context.Context) error {
 		}
 		lastErr = err
 		ne.Forget(g.node)
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the change of the management path of node %s was confirmed, but the rollback timer could not be stopped (%v). "+
+		if sleepCtx(dctx, min(500*time.Millisecond, time.Until(deadline))) != nil || time.Now().After(deadline) {
+			return fmt.Errorf("the network change on node %s was confirmed (it %s), but the rollback timer could not be stopped (%v). "+
 				"It will restore the previous /etc/network/interfaces at about %s: stop it on the node now with `systemctl stop %s`",
-				g.node, lastErr, g.armedDone.Add(g.timeout).UTC().Format(time.TimeOnly+" UTC"), rollbackTimer)
-		}
-		if err := sleepCtx(ctx, min(500*time.Millisecond, time.Until(deadline))); err != nil {
-			return err
+				g.node, g.change, lastErr, g.armedDone.Add(g.timeout).UTC().Format(time.TimeOnly+" UTC"), rollbackTimer)
 		}
 	}
 }
@@ -868,7 +871,8 @@ func (g *managementGuard) awaitRollback(ctx context.Context, cause error) error 
 		return e
 	}
 	e.Reachable = true
-	rctx := context.WithoutCancel(ctx)
+	rctx, cancel := detached(ctx)
+	defer cancel()
 	saved, err1 := g.pd.NodeExec.ReadFile(rctx, g.node, rollbackBackup)
 	now, err2 := g.pd.NodeExec.ReadFile(rctx, g.node, interfacesFile)
 	e.Restored = err1 == nil && err2 == nil && bytes.Equal(saved, now)
