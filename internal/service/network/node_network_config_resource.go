@@ -64,6 +64,10 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 			"subnet; an interface in at most one bond's `slaves` or bridge's `bridge_ports`; bond slaves are NICs, bridge ports are " +
 			"NICs, bonds or VLANs; MTUs as PVE's writer demands (a bond's at least its slaves', a port's or VLAN parent's at least the bridge's or VLAN's); ports, slaves and VLAN parents are in `interfaces` or are physical NICs of the node (read once " +
 			"per plan); Linux bond modes only. Values unknown at plan time skip the checks that need them.\n\n" +
+			"**Management path.** A change of the interface holding the address the provider reaches the node on (its ports, slaves, " +
+			"VLAN raw device, or the default gateway) is applied behind the dead-man rollback described under `pve_node_network`, " +
+			"and refused at plan without SSH unless `allow_management_change_without_rollback = true`. A set that leaves that " +
+			"address on no interface is always refused at plan: the provider could not confirm it.\n\n" +
 			"**Destroy** never touches the node (that could cut it off): it only removes the resource from the state, with a warning.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
 		Attributes: map[string]schema.Attribute{

@@ -63,7 +63,8 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"`/etc/network/interfaces` to `/var/lib/pve-terraform/interfaces.rollback` and arms a transient systemd timer " +
 			"(`pve-terraform-network-rollback.timer`) that restores it and reloads; it disarms the timer once the API and SSH answer on new " +
 			"connections. A change that cuts the node off is undone by the node itself after `rollback_timeout_seconds` and the apply fails naming it. " +
-			"Without SSH such a change is refused at plan unless `allow_management_change_without_rollback = true`.\n\n" +
+			"Without SSH such a change is refused at plan unless `allow_management_change_without_rollback = true`; one that leaves the " +
+			"management address on no interface (re-addressing or destroying the interface that holds it) is always refused at plan.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
 		Attributes: mergeAttributes(attrs, map[string]schema.Attribute{
 			"id": schema.StringAttribute{
