@@ -732,7 +732,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 	confirmBy := start.Add(window)
 
 	var warnings []string
-	var taskErr error
+	var taskErr, noAnswer error
 	upid, err := g.startReload(ctx, confirmBy)
 	if err != nil {
 		var apiErr *pve.APIError
@@ -747,6 +747,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w", err)
 		}
 		// No answer: the reload may be running; the confirmation decides.
+		noAnswer = err
 		tflog.Info(ctx, "no answer to the reload request; checking whether the node answers", map[string]any{"node": g.node, "error": err.Error()})
 	} else {
 		res, err := g.waitReload(ctx, upid, confirmBy)
@@ -783,12 +784,37 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 	if taskErr != nil {
 		return nil, reloadFailed(ctx, g.c, g.node, taskErr)
 	}
+	if noAnswer != nil {
+		if err := g.notStarted(ctx, noAnswer); err != nil {
+			return nil, err
+		}
+	}
 	how := "confirmed: "
 	if !g.armed {
 		how = "confirmed without a rollback timer: "
 	}
 	warnings = append(warnings, cutoverConfirmedPrefix+g.node+" "+how+g.change)
 	return warnings, nil
+}
+
+// notStarted tells, after a reload request that got no answer and a node
+// that answers, whether the reload ran: PVE renames interfaces.new over
+// interfaces when it does, so a change still staged never ran. That change
+// is ours (the apply started with nothing staged); it is reverted, and the
+// apply fails rather than report as applied what is only staged.
+func (g *managementGuard) notStarted(ctx context.Context, cause error) error {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	list, err := g.c.ListNetwork(dctx, g.node)
+	if err != nil {
+		return fmt.Errorf("the network reload request on node %s got no answer (%v), and whether it ran cannot be read: %w", g.node, cause, err)
+	}
+	if strings.TrimSpace(list.Changes) == "" {
+		return nil
+	}
+	revertStaged(ctx, g.c, g.node)
+	return fmt.Errorf("the network reload request on node %s got no answer (%v) and the reload never ran: the change (it %s) "+
+		"was still staged. The staged change was reverted; nothing changed on the node. Apply again", g.node, cause, g.change)
 }
 
 // startReload is PUT /nodes/{node}/network, bounded: a node the change
