@@ -94,6 +94,26 @@ func TestAccNodeNetwork_referenceLab(t *testing.T) {
 				Config:   e.Config(referenceLabNetwork(node, 10)),
 				PlanOnly: true,
 			},
+			{
+				// bridge0 now holds the node's management address: destroying
+				// it is refused at plan (it would cut the node off), so the
+				// test forgets it and the bond under it.
+				Config: e.Config(`
+removed {
+  from = pve_node_network.bridge0
+  lifecycle {
+    destroy = false
+  }
+}
+
+removed {
+  from = pve_node_network.bond0
+  lifecycle {
+    destroy = false
+  }
+}
+`),
+			},
 		},
 	})
 }
