@@ -7,15 +7,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -70,7 +67,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 			"address on no interface is always refused at plan: the provider could not confirm it.\n\n" +
 			"**Destroy** never touches the node (that could cut it off): it only removes the resource from the state, with a warning.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
-		Attributes: map[string]schema.Attribute{
+		Attributes: mergeAttributes(rollbackAttributes(), map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "The node name.",
@@ -92,20 +89,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 						stringvalidator.RegexMatches(ifaceNameRE, "must start with a letter and contain only letters, digits and underscores, optionally followed by .VLANID")),
 				},
 			},
-			"rollback_timeout_seconds": schema.Int64Attribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             int64default.StaticInt64(120),
-				MarkdownDescription: "Dead-man timer of a change that touches the management path: if the provider cannot reach the node again within this many seconds after the reload, the node restores its previous configuration. Default `120`, at least `5`.",
-				Validators:          []validator.Int64{int64validator.AtLeast(5)},
-			},
-			"allow_management_change_without_rollback": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Allow a change of the management path without the dead-man rollback, for when the provider has no SSH access to the node. Default `false`.",
-			},
-		},
+		}),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true}),
 		},
@@ -219,7 +203,7 @@ func (r *nodeNetworkConfigResource) read(ctx context.Context, node string, keep 
 		Node:       types.StringValue(node),
 		Interfaces: ifaces,
 		// Defaults until the prior state or the plan says otherwise (import).
-		RollbackTimeoutSeconds:               types.Int64Value(120),
+		RollbackTimeoutSeconds:               types.Int64Value(int64(defaultRollbackTimeout / time.Second)),
 		AllowManagementChangeWithoutRollback: types.BoolValue(false),
 		Timeouts:                             timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType})},
 	}, diags

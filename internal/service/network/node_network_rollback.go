@@ -13,8 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -1074,4 +1079,32 @@ func plannedInterface(ctx context.Context, cur *pve.NetworkInterface, iface stri
 		in.Method = "static"
 	}
 	return in, diags
+}
+
+// rollbackAttributes are the dead-man rollback's settings, the same on
+// pve_node_network and pve_node_network_config.
+func rollbackAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"rollback_timeout_seconds": schema.Int64Attribute{
+			Optional: true,
+			Computed: true,
+			Default:  int64default.StaticInt64(int64(defaultRollbackTimeout / time.Second)),
+			MarkdownDescription: "Seconds the dead-man timer waits before it restores the node's previous network configuration, at least 5, default 120. " +
+				"Used when a change touches the node's management path (the interface holding the address the provider reaches the node on, " +
+				"its ports, slaves or VLAN raw device, or the default gateway): before the reload the provider saves `/etc/network/interfaces` " +
+				"on the node and arms a transient systemd timer (over SSH) that puts it back and runs `ifreload -a`; after the reload it confirms " +
+				"that the API and SSH answer on new connections (within half this time) and disarms the timer. A change that cuts the node off " +
+				"is restored by the node itself, and the apply fails naming the change once the node answers again (up to about twice this time " +
+				"after the reload: keep the `timeouts` above that).",
+			Validators: []validator.Int64{int64validator.AtLeast(5)},
+		},
+		"allow_management_change_without_rollback": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: "Apply a change of the node's management path although the provider has no SSH access to the node and so cannot arm " +
+				"the dead-man rollback. Default `false`: such a change is refused at plan. With `true` the provider still checks that the node " +
+				"answers after the reload, but a change that cuts it off has to be undone at the node's console.",
+		},
+	}
 }
