@@ -31,6 +31,7 @@ pvesim_root=$root
 pvesim_tag=lab.sh
 # shellcheck source=scripts/lib/pvesim.sh
 . "$root/scripts/lib/pvesim.sh"
+pvesim_no_args "${BASH_SOURCE[0]}" "$@"
 
 lab_file="${LAB:-}"
 [ -z "$lab_file" ] || lab_file="$(pvesim_resolve_lab "$lab_file")"

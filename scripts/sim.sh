@@ -27,6 +27,7 @@ pvesim_root=$root
 pvesim_tag=sim.sh
 # shellcheck source=scripts/lib/pvesim.sh
 . "$root/scripts/lib/pvesim.sh"
+pvesim_no_args "${BASH_SOURCE[0]}" "$@"
 
 lab_file="${LAB:-}"
 sim_dir="${SIM_DIR:-$root/.sim}"

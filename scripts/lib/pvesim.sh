@@ -19,6 +19,22 @@ pvesim_die() {
 	exit 1
 }
 
+# pvesim_no_args SCRIPT ARGS...: the scripts take their settings from the environment
+# (make sim LAB=...); -h/--help prints SCRIPT's leading comment, any other argument is
+# refused rather than ignored (the simulator would start without it).
+pvesim_no_args() {
+	local script=$1
+	shift
+	[ "$#" -gt 0 ] || return 0
+	case "$1" in
+	-h | --help)
+		sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$script"
+		exit 0
+		;;
+	esac
+	pvesim_die "unexpected argument $1: settings are variables, such as make ${pvesim_tag%.sh} LAB=my-lab.json (see $(basename "$script") --help)"
+}
+
 # pvesim_build DIR: builds pvesim into DIR/bin, tools/jsonfield into DIR/bin and the
 # provider into DIR/plugins (the directory dev_overrides points at).
 pvesim_build() {

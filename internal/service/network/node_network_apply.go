@@ -152,7 +152,9 @@ func (e *ReloadFailedError) Unwrap() error { return e.Err }
 // still pending is ours (we started with none) and is reverted; otherwise
 // the configuration is in place and the caller must record it.
 func reloadFailed(ctx context.Context, c *pve.Client, node string, taskErr error) error {
-	list, err := c.ListNetwork(context.WithoutCancel(ctx), node)
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	list, err := c.ListNetwork(dctx, node)
 	if err == nil && strings.TrimSpace(list.Changes) == "" {
 		return &ReloadFailedError{Node: node, ConfigInPlace: true, Err: taskErr}
 	}
@@ -163,7 +165,21 @@ func reloadFailed(ctx context.Context, c *pve.Client, node string, taskErr error
 // revertStaged drops interfaces.new. It is safe because a change starts
 // only when nothing else was staged, so all that is staged is ours.
 func revertStaged(ctx context.Context, c *pve.Client, node string) {
-	if err := c.RevertNetwork(context.WithoutCancel(ctx), node); err != nil {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	if err := c.RevertNetwork(dctx, node); err != nil {
 		tflog.Warn(ctx, "could not revert staged network change", map[string]any{"node": node, "error": err.Error()})
 	}
+}
+
+// cleanupTimeout bounds each clean-up request (revert, read-back, removing
+// the rollback's files) made after the apply's own context may be done.
+const cleanupTimeout = 30 * time.Second
+
+// detached is ctx without its cancellation, for clean-up that must still
+// run when the apply was interrupted or timed out, but with a deadline of
+// its own: the node may be the one the change cut off, and a request to
+// it would otherwise wait as long as the transport lets it.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 }

@@ -7,15 +7,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -64,9 +61,13 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 			"subnet; an interface in at most one bond's `slaves` or bridge's `bridge_ports`; bond slaves are NICs, bridge ports are " +
 			"NICs, bonds or VLANs; MTUs as PVE's writer demands (a bond's at least its slaves', a port's or VLAN parent's at least the bridge's or VLAN's); ports, slaves and VLAN parents are in `interfaces` or are physical NICs of the node (read once " +
 			"per plan); Linux bond modes only. Values unknown at plan time skip the checks that need them.\n\n" +
+			"**Management path.** A change of the interface holding the address the provider reaches the node on (its ports, slaves, " +
+			"VLAN raw device, or the default gateway) is applied behind the dead-man rollback described under `pve_node_network`, " +
+			"and refused at plan without SSH unless `allow_management_change_without_rollback = true`. A set that leaves that " +
+			"address on no interface is always refused at plan: the provider could not confirm it.\n\n" +
 			"**Destroy** never touches the node (that could cut it off): it only removes the resource from the state, with a warning.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
-		Attributes: map[string]schema.Attribute{
+		Attributes: mergeAttributes(rollbackAttributes(), map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "The node name.",
@@ -88,20 +89,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 						stringvalidator.RegexMatches(ifaceNameRE, "must start with a letter and contain only letters, digits and underscores, optionally followed by .VLANID")),
 				},
 			},
-			"rollback_timeout_seconds": schema.Int64Attribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             int64default.StaticInt64(120),
-				MarkdownDescription: "Dead-man timer of a change that touches the management path: if the provider cannot reach the node again within this many seconds after the reload, the node restores its previous configuration. Default `120`, at least `5`.",
-				Validators:          []validator.Int64{int64validator.AtLeast(5)},
-			},
-			"allow_management_change_without_rollback": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Allow a change of the management path without the dead-man rollback, for when the provider has no SSH access to the node. Default `false`.",
-			},
-		},
+		}),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true}),
 		},
@@ -215,7 +203,7 @@ func (r *nodeNetworkConfigResource) read(ctx context.Context, node string, keep 
 		Node:       types.StringValue(node),
 		Interfaces: ifaces,
 		// Defaults until the prior state or the plan says otherwise (import).
-		RollbackTimeoutSeconds:               types.Int64Value(120),
+		RollbackTimeoutSeconds:               types.Int64Value(int64(defaultRollbackTimeout / time.Second)),
 		AllowManagementChangeWithoutRollback: types.BoolValue(false),
 		Timeouts:                             timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "update": types.StringType})},
 	}, diags

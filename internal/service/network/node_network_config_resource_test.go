@@ -16,19 +16,6 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
-// installerVmbr0 gives a node the PVE installer's network: vmbr0 over the
-// first NIC holding the management address and the default gateway.
-// (Until the simulator can start nodes in that state.)
-func installerVmbr0(t *testing.T, e *acctest.Env, node string) {
-	t.Helper()
-	applyOutOfBand(t, e, node, func(ctx context.Context, c *pve.Client) error {
-		return c.CreateNetworkInterface(ctx, node, "vmbr0", pve.NetworkInterfaceRequest{
-			Type: "bridge", CIDR: ptr("172.27.2.10/24"), Gateway: ptr("172.27.2.254"),
-			BridgePorts: &[]string{"bcm5720p0"}, Autostart: ptr(true),
-		})
-	})
-}
-
 // referenceLabConfig is one node of the reference lab as one resource.
 func referenceLabConfig(node string, octet int, extra string) string {
 	return fmt.Sprintf(`
@@ -67,11 +54,7 @@ func countReloads(e *acctest.Env, node string, from int) int {
 // plan is empty, and so is the plan after importing the node.
 func TestAccNodeNetworkConfig_cutover(t *testing.T) {
 	t.Parallel()
-	e := acctest.New(t)
-	if e.Sim == nil {
-		t.Skip("rewires the node's management network; run it only against the simulator")
-	}
-	node := e.Node(t, 0)
+	e, node := freshInstallEnv(t)
 	const addr = "pve_node_network_config.lab"
 	var mark int
 	e.Run(t, resource.TestCase{
@@ -84,11 +67,8 @@ func TestAccNodeNetworkConfig_cutover(t *testing.T) {
 		}),
 		Steps: []resource.TestStep{
 			{
-				PreConfig: func() {
-					installerVmbr0(t, e, node)
-					mark = len(e.Sim.Requests())
-				},
-				Config: e.Config(referenceLabConfig(node, 10, "")),
+				PreConfig: func() { mark = len(e.Sim.Requests()) },
+				Config:    e.Config(referenceLabConfig(node, 10, "")),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(addr, "id", node),
 					resource.TestCheckResourceAttr(addr, "interfaces.%", "4"),
@@ -331,15 +311,10 @@ resource "terraform_data" "gw" {
 // keeps the installer's vmbr0.
 func TestAccNodeNetworkConfig_refusedStepRevertsOwnStaging(t *testing.T) {
 	t.Parallel()
-	e := acctest.New(t)
-	if e.Sim == nil {
-		t.Skip("needs the simulator's fault injection")
-	}
-	node := e.Node(t, 0)
+	e, node := freshInstallEnv(t)
 	var mark int
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
 		PreConfig: func() {
-			installerVmbr0(t, e, node)
 			mark = len(e.Sim.Requests())
 			// vmbr0's delete is staged by then; the first create is refused.
 			e.Sim.InjectFault(pvesim.Fault{Method: "POST", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultError,
@@ -373,32 +348,8 @@ func TestAccNodeNetworkConfig_refusedStepRevertsOwnStaging(t *testing.T) {
 // Someone staged a change in the UI: the apply refuses and leaves it staged.
 func TestAccNodeNetworkConfig_refusesForeignPendingChanges(t *testing.T) {
 	t.Parallel()
-	e := acctest.New(t)
-	if e.Sim == nil {
-		t.Skip("rewires the node's management network; run it only against the simulator")
-	}
-	node := e.Node(t, 0)
-	e.Run(t, resource.TestCase{
-		Steps: []resource.TestStep{{
-			PreConfig: func() {
-				if err := e.Client.CreateNetworkInterface(context.Background(), node, "vmbr77", pve.NetworkInterfaceRequest{Type: "bridge"}); err != nil {
-					t.Fatal(err)
-				}
-			},
-			Config:      e.Config(referenceLabConfig(node, 10, "")),
-			ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*pending network changes that were not\s+made by Terraform.*vmbr77`),
-		}},
-		CheckDestroy: func(*terraform.State) error {
-			list, err := e.Client.ListNetwork(context.Background(), node)
-			if err != nil {
-				return err
-			}
-			if !strings.Contains(list.Changes, "vmbr77") {
-				return fmt.Errorf("the foreign staged change was touched; changes now: %q", list.Changes)
-			}
-			return e.Client.RevertNetwork(context.Background(), node)
-		},
-	})
+	e, node := freshInstallEnv(t)
+	e.Run(t, foreignPendingChangeCase(t, e, node, referenceLabConfig(node, 10, ""), "Unable to Create node network configuration"))
 }
 
 // Jumbo frames on the bond, its slaves, the bridge and the VLAN, then back:

@@ -94,6 +94,26 @@ func TestAccNodeNetwork_referenceLab(t *testing.T) {
 				Config:   e.Config(referenceLabNetwork(node, 10)),
 				PlanOnly: true,
 			},
+			{
+				// bridge0 now holds the node's management address: destroying
+				// it is refused at plan (it would cut the node off), so the
+				// test forgets it and the bond under it.
+				Config: e.Config(`
+removed {
+  from = pve_node_network.bridge0
+  lifecycle {
+    destroy = false
+  }
+}
+
+removed {
+  from = pve_node_network.bond0
+  lifecycle {
+    destroy = false
+  }
+}
+`),
+			},
 		},
 	})
 }
@@ -164,25 +184,30 @@ func TestAccNodeNetwork_refusesForeignPendingChanges(t *testing.T) {
 	t.Parallel()
 	e := acctest.New(t)
 	node := e.Node(t, 0)
-	e.Run(t, resource.TestCase{
-		Steps: []resource.TestStep{{
-			PreConfig: func() {
-				// Staged in the UI but never applied.
-				if err := e.Client.CreateNetworkInterface(context.Background(), node, "vmbr77", pve.NetworkInterfaceRequest{Type: "bridge"}); err != nil {
-					t.Fatal(err)
-				}
-			},
-			Config: e.Config(fmt.Sprintf(`
+	e.Run(t, foreignPendingChangeCase(t, e, node, fmt.Sprintf(`
 resource "pve_node_network" "test" {
   node  = %q
   iface = "vmbr44"
   type  = "bridge"
 }
-`, node)),
-			ExpectError: regexp.MustCompile(`(?s)Unable to Create network interface.*pending network changes that were not\s+made by Terraform.*vmbr77`),
+`, node), "Unable to Create network interface"))
+}
+
+// foreignPendingChangeCase: someone staged a bridge in the UI and never
+// applied it; applying config is refused with unable (the diagnostic's
+// summary) naming it, and the foreign change is left staged for its owner.
+func foreignPendingChangeCase(t *testing.T, e *acctest.Env, node, config, unable string) resource.TestCase {
+	return resource.TestCase{
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				if err := e.Client.CreateNetworkInterface(context.Background(), node, "vmbr77", pve.NetworkInterfaceRequest{Type: "bridge"}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config:      e.Config(config),
+			ExpectError: regexp.MustCompile(`(?s)` + regexp.QuoteMeta(unable) + `.*pending network changes that were not\s+made by Terraform.*vmbr77`),
 		}},
 		CheckDestroy: func(*terraform.State) error {
-			// The foreign change is left for its owner: still staged.
 			list, err := e.Client.ListNetwork(context.Background(), node)
 			if err != nil {
 				return err
@@ -192,7 +217,7 @@ resource "pve_node_network" "test" {
 			}
 			return e.Client.RevertNetwork(context.Background(), node)
 		},
-	})
+	}
 }
 
 // A failed reload on PVE leaves the new configuration in place (it renames

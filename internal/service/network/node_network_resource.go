@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -63,9 +62,10 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"`/etc/network/interfaces` to `/var/lib/pve-terraform/interfaces.rollback` and arms a transient systemd timer " +
 			"(`pve-terraform-network-rollback.timer`) that restores it and reloads; it disarms the timer once the API and SSH answer on new " +
 			"connections. A change that cuts the node off is undone by the node itself after `rollback_timeout_seconds` and the apply fails naming it. " +
-			"Without SSH such a change is refused at plan unless `allow_management_change_without_rollback = true`.\n\n" +
+			"Without SSH such a change is refused at plan unless `allow_management_change_without_rollback = true`; one that leaves the " +
+			"management address on no interface (re-addressing or destroying the interface that holds it) is always refused at plan.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
-		Attributes: mergeAttributes(attrs, map[string]schema.Attribute{
+		Attributes: mergeAttributes(attrs, rollbackAttributes(), map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "`node/iface`.",
@@ -85,27 +85,6 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 					stringvalidator.LengthBetween(2, 20),
 					stringvalidator.RegexMatches(ifaceNameRE, "must start with a letter and contain only letters, digits and underscores, optionally followed by .VLANID"),
 				},
-			},
-			"rollback_timeout_seconds": schema.Int64Attribute{
-				Optional: true,
-				Computed: true,
-				Default:  int64default.StaticInt64(int64(defaultRollbackTimeout / time.Second)),
-				MarkdownDescription: "Seconds the dead-man timer waits before it restores the node's previous network configuration, at least 5, default 120. " +
-					"Used when a change touches the node's management path (the interface holding the address the provider reaches the node on, " +
-					"its ports, slaves or VLAN raw device, or the default gateway): before the reload the provider saves `/etc/network/interfaces` " +
-					"on the node and arms a transient systemd timer (over SSH) that puts it back and runs `ifreload -a`; after the reload it confirms " +
-					"that the API and SSH answer on new connections (within half this time) and disarms the timer. A change that cuts the node off " +
-					"is restored by the node itself, and the apply fails naming the change once the node answers again (up to about twice this time " +
-					"after the reload: keep the `timeouts` above that).",
-				Validators: []validator.Int64{int64validator.AtLeast(5)},
-			},
-			"allow_management_change_without_rollback": schema.BoolAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  booldefault.StaticBool(false),
-				MarkdownDescription: "Apply a change of the node's management path although the provider has no SSH access to the node and so cannot arm " +
-					"the dead-man rollback. Default `false`: such a change is refused at plan. With `true` the provider still checks that the node " +
-					"answers after the reload, but a change that cuts it off has to be undone at the node's console.",
 			},
 			"active": schema.BoolAttribute{
 				Computed:            true,

@@ -13,8 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -405,37 +410,87 @@ func managementAddresses(ctx context.Context, pd *framework.ProviderData, c *pve
 }
 
 // managementChange is the description of how after changes the management
-// path of node ("" when it does not).
-func managementChange(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, before, after []pve.NetworkInterface) (string, error) {
+// path of node ("" when it does not), and the management address after
+// leaves on no interface ("" when none).
+func managementChange(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, before, after []pve.NetworkInterface) (desc, lost string, err error) {
 	addrs, err := managementAddresses(ctx, pd, c, node, before)
 	if err != nil {
-		return "", fmt.Errorf("find the management address of node %s: %w", node, err)
+		return "", "", fmt.Errorf("find the management address of node %s: %w", node, err)
 	}
 	var descs []string
 	for _, a := range addrs {
 		if touched, d := touchesManagementPath(a, before, after); touched && !slices.Contains(descs, d) {
 			descs = append(descs, d)
 		}
+		if lost == "" {
+			lost = lostManagementAddress(a, before, after)
+		}
 	}
-	return strings.Join(descs, "; "), nil
+	return strings.Join(descs, "; "), lost, nil
 }
 
-// checkManagementChange is the plan-time check: a change of the management
-// path needs SSH for its rollback, or the explicit opt-out. It stays quiet
-// while the provider is not configured or its SSH settings are not known
-// until apply (the apply checks again).
+// lostManagementAddress is addr as before holds it ("172.27.2.10/24 on
+// vmbr0") when after holds it on no interface, else "". An interface that
+// takes its address from DHCP may get it back, so it does not count.
+func lostManagementAddress(addr string, before, after []pve.NetworkInterface) string {
+	ip, err := netip.ParseAddr(strings.TrimSpace(addr))
+	if err != nil {
+		return ""
+	}
+	ip = ip.Unmap()
+	hb := addressHolder(ip, before)
+	if hb == nil || addressHolder(ip, after) != nil {
+		return ""
+	}
+	if now := lookupIface(after, hb.Iface); now != nil {
+		method := now.Method
+		if ip.Is6() {
+			method = now.Method6
+		}
+		if method == "dhcp" || method == "auto" {
+			return ""
+		}
+	}
+	return cidrFor(hb, ip) + " on " + hb.Iface
+}
+
+// lostAddressDetail explains why a change that removes the management
+// address is refused whatever the SSH settings: the provider could never
+// confirm it, so with the rollback the node undoes it after the timer, and
+// without it the node stays cut off.
+func lostAddressDetail(node, desc, lost string) string {
+	return fmt.Sprintf("This change %s. The provider reaches node %s on %s, and no interface of the node would hold that "+
+		"address afterwards: the reload would cut the node off, and the provider could not confirm the change (the dead-man "+
+		"rollback would undo it after rollback_timeout_seconds; without the rollback the node would stay unreachable).\n\n"+
+		"Keep the address on an interface. To move it to another interface, set the same cidr there in the same "+
+		"pve_node_network_config (one reload moves it). To give the node a new management address, add the new one first, "+
+		"point the provider's endpoint and ssh settings at it, then remove the old one.", desc, node, lost)
+}
+
+// checkManagementChange is the plan-time check: a change that removes the
+// management address is refused; a change of the management path needs SSH
+// for its rollback, or the explicit opt-out. The SSH check stays quiet
+// while the provider's SSH settings are not known until apply (the apply
+// checks again).
 func checkManagementChange(ctx context.Context, pd *framework.ProviderData, node string, before, after []pve.NetworkInterface, opts networkApplyOptions) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if pd == nil || pd.Client == nil || pd.NodeExec != nil || pd.NodeExecDeferred || opts.AllowWithoutRollback {
+	if pd == nil || pd.Client == nil {
 		return diags
 	}
 	c, err := pd.NodeClient(ctx, node)
 	if err != nil {
 		return diags // the apply reports it
 	}
-	desc, err := managementChange(ctx, pd, c, node, before, after)
+	desc, lost, err := managementChange(ctx, pd, c, node, before, after)
 	if err != nil {
 		tflog.Warn(ctx, "could not check whether the change touches the management path at plan", map[string]any{"node": node, "error": err.Error()})
+		return diags
+	}
+	if lost != "" {
+		diags.AddError("Change would remove the management address of node "+node, lostAddressDetail(node, desc, lost))
+		return diags
+	}
+	if pd.NodeExec != nil || pd.NodeExecDeferred || opts.AllowWithoutRollback {
 		return diags
 	}
 	if desc != "" {
@@ -517,12 +572,15 @@ func guardManagementChange(ctx context.Context, pd *framework.ProviderData, c *p
 	if err != nil {
 		return nil, fmt.Errorf("read the staged network configuration of node %s: %w", node, err)
 	}
-	desc, err := managementChange(ctx, pd, c, node, before, staged.Interfaces)
+	desc, lost, err := managementChange(ctx, pd, c, node, before, staged.Interfaces)
 	if err != nil {
 		// Without the address there is no path to protect; refusing every
 		// network change for it would protect nothing either.
 		tflog.Warn(ctx, "could not tell whether the change touches the management path; applying it without a rollback", map[string]any{"node": node, "error": err.Error()})
 		return nil, nil
+	}
+	if lost != "" {
+		return nil, errors.New(lostAddressDetail(node, desc, lost) + "\n\nThe staged change was reverted; nothing changed on the node.")
 	}
 	if desc == "" {
 		return nil, nil
@@ -617,26 +675,32 @@ func (g *managementGuard) timerState(ctx context.Context, timeout time.Duration)
 
 // cleanup removes the backup and the script.
 func (g *managementGuard) cleanup(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
 	for _, p := range []string{rollbackBackup, rollbackScriptPath} {
-		if err := g.pd.NodeExec.RemoveFile(ctx, g.node, p); err != nil {
+		dctx, cancel := detached(ctx)
+		err := g.pd.NodeExec.RemoveFile(dctx, g.node, p)
+		cancel()
+		if err != nil {
 			tflog.Warn(ctx, "could not remove a file of the network rollback", map[string]any{"node": g.node, "path": p, "error": err.Error()})
 		}
 	}
 }
 
 // disarm stops the timer and removes the backup. A timer left armed
-// would undo a good change, so it retries until the timer's half-time
-// has passed and then says so.
+// would undo a good change, so it retries until three quarters of the
+// timer's time have passed and then says so. It runs on even when the
+// apply is interrupted meanwhile: the change is confirmed (or was never
+// applied), and only the timer could still undo it.
 func (g *managementGuard) disarm(ctx context.Context) error {
 	ne := g.pd.NodeExec
 	deadline := g.armedAt.Add(g.timeout * 3 / 4)
+	dctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
 	var lastErr error
 	for {
-		_, err := ne.Run(ctx, g.node, nodeexec.Cmd("systemctl", "stop", rollbackTimer).AcceptExit(5).WithTimeout(g.probeTimeout()))
+		_, err := ne.Run(dctx, g.node, nodeexec.Cmd("systemctl", "stop", rollbackTimer).AcceptExit(5).WithTimeout(g.probeTimeout()))
 		if err == nil {
 			var active string
-			active, _, err = g.timerState(ctx, g.probeTimeout())
+			active, _, err = g.timerState(dctx, g.probeTimeout())
 			if err == nil && active != "active" {
 				g.cleanup(ctx)
 				return nil
@@ -647,13 +711,10 @@ func (g *managementGuard) disarm(ctx context.Context) error {
 		}
 		lastErr = err
 		ne.Forget(g.node)
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the change of the management path of node %s was confirmed, but the rollback timer could not be stopped (%v). "+
+		if sleepCtx(dctx, min(500*time.Millisecond, time.Until(deadline))) != nil || time.Now().After(deadline) {
+			return fmt.Errorf("the network change on node %s was confirmed (it %s), but the rollback timer could not be stopped (%v). "+
 				"It will restore the previous /etc/network/interfaces at about %s: stop it on the node now with `systemctl stop %s`",
-				g.node, lastErr, g.armedDone.Add(g.timeout).UTC().Format(time.TimeOnly+" UTC"), rollbackTimer)
-		}
-		if err := sleepCtx(ctx, min(500*time.Millisecond, time.Until(deadline))); err != nil {
-			return err
+				g.node, g.change, lastErr, g.armedDone.Add(g.timeout).UTC().Format(time.TimeOnly+" UTC"), rollbackTimer)
 		}
 	}
 }
@@ -676,7 +737,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 	confirmBy := start.Add(window)
 
 	var warnings []string
-	var taskErr error
+	var taskErr, noAnswer error
 	upid, err := g.startReload(ctx, confirmBy)
 	if err != nil {
 		var apiErr *pve.APIError
@@ -691,6 +752,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w", err)
 		}
 		// No answer: the reload may be running; the confirmation decides.
+		noAnswer = err
 		tflog.Info(ctx, "no answer to the reload request; checking whether the node answers", map[string]any{"node": g.node, "error": err.Error()})
 	} else {
 		res, err := g.waitReload(ctx, upid, confirmBy)
@@ -727,12 +789,37 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 	if taskErr != nil {
 		return nil, reloadFailed(ctx, g.c, g.node, taskErr)
 	}
+	if noAnswer != nil {
+		if err := g.notStarted(ctx, noAnswer); err != nil {
+			return nil, err
+		}
+	}
 	how := "confirmed: "
 	if !g.armed {
 		how = "confirmed without a rollback timer: "
 	}
 	warnings = append(warnings, cutoverConfirmedPrefix+g.node+" "+how+g.change)
 	return warnings, nil
+}
+
+// notStarted tells, after a reload request that got no answer and a node
+// that answers, whether the reload ran: PVE renames interfaces.new over
+// interfaces when it does, so a change still staged never ran. That change
+// is ours (the apply started with nothing staged); it is reverted, and the
+// apply fails rather than report as applied what is only staged.
+func (g *managementGuard) notStarted(ctx context.Context, cause error) error {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	list, err := g.c.ListNetwork(dctx, g.node)
+	if err != nil {
+		return fmt.Errorf("the network reload request on node %s got no answer (%v), and whether it ran cannot be read: %w", g.node, cause, err)
+	}
+	if strings.TrimSpace(list.Changes) == "" {
+		return nil
+	}
+	revertStaged(ctx, g.c, g.node)
+	return fmt.Errorf("the network reload request on node %s got no answer (%v) and the reload never ran: the change (it %s) "+
+		"was still staged. The staged change was reverted; nothing changed on the node. Apply again", g.node, cause, g.change)
 }
 
 // startReload is PUT /nodes/{node}/network, bounded: a node the change
@@ -815,7 +902,8 @@ func (g *managementGuard) awaitRollback(ctx context.Context, cause error) error 
 		return e
 	}
 	e.Reachable = true
-	rctx := context.WithoutCancel(ctx)
+	rctx, cancel := detached(ctx)
+	defer cancel()
 	saved, err1 := g.pd.NodeExec.ReadFile(rctx, g.node, rollbackBackup)
 	now, err2 := g.pd.NodeExec.ReadFile(rctx, g.node, interfacesFile)
 	e.Restored = err1 == nil && err2 == nil && bytes.Equal(saved, now)
@@ -991,4 +1079,32 @@ func plannedInterface(ctx context.Context, cur *pve.NetworkInterface, iface stri
 		in.Method = "static"
 	}
 	return in, diags
+}
+
+// rollbackAttributes are the dead-man rollback's settings, the same on
+// pve_node_network and pve_node_network_config.
+func rollbackAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"rollback_timeout_seconds": schema.Int64Attribute{
+			Optional: true,
+			Computed: true,
+			Default:  int64default.StaticInt64(int64(defaultRollbackTimeout / time.Second)),
+			MarkdownDescription: "Seconds the dead-man timer waits before it restores the node's previous network configuration, at least 5, default 120. " +
+				"Used when a change touches the node's management path (the interface holding the address the provider reaches the node on, " +
+				"its ports, slaves or VLAN raw device, or the default gateway): before the reload the provider saves `/etc/network/interfaces` " +
+				"on the node and arms a transient systemd timer (over SSH) that puts it back and runs `ifreload -a`; after the reload it confirms " +
+				"that the API and SSH answer on new connections (within half this time) and disarms the timer. A change that cuts the node off " +
+				"is restored by the node itself, and the apply fails naming the change once the node answers again (up to about twice this time " +
+				"after the reload: keep the `timeouts` above that).",
+			Validators: []validator.Int64{int64validator.AtLeast(5)},
+		},
+		"allow_management_change_without_rollback": schema.BoolAttribute{
+			Optional: true,
+			Computed: true,
+			Default:  booldefault.StaticBool(false),
+			MarkdownDescription: "Apply a change of the node's management path although the provider has no SSH access to the node and so cannot arm " +
+				"the dead-man rollback. Default `false`: such a change is refused at plan. With `true` the provider still checks that the node " +
+				"answers after the reload, but a change that cuts it off has to be undone at the node's console.",
+		},
+	}
 }
