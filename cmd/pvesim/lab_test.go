@@ -26,7 +26,10 @@ func startRun(t *testing.T, args ...string) pvesim.Info {
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
 		case <-time.After(10 * time.Second):
 			t.Error("run did not stop")
 		}

@@ -482,7 +482,7 @@ func parseTimeSpan(s string) (time.Duration, bool) {
 				}
 			}
 		}
-		if s != "" && !(s[0] == ' ' || s[0] >= '0' && s[0] <= '9') {
+		if s != "" && s[0] != ' ' && (s[0] < '0' || s[0] > '9') {
 			return 0, false
 		}
 		total += time.Duration(n * float64(unit))

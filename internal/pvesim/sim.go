@@ -442,13 +442,9 @@ func newAuthDomain() (*authDomain, error) {
 	}, nil
 }
 
-func issueLeaf(d *authDomain, node, listenHost string) (string, string, error) {
-	return issueLeafFor(d, node, listenHost, nil)
-}
-
-// issueLeafFor is issueLeaf for a node with a management address: as
-// pve-cluster's gen_pve_ssl_cert, the certificate then names the node's
-// FQDN (CN and DNS) and its /etc/hosts address (IP).
+// issueLeafFor issues a node's certificate; for a node with a management
+// address (m), as pve-cluster's gen_pve_ssl_cert, it names the node's FQDN
+// (CN and DNS) and its /etc/hosts address (IP).
 func issueLeafFor(d *authDomain, node, listenHost string, m *nodeMgmt) (string, string, error) {
 	cb, _ := pem.Decode([]byte(d.CACertPEM))
 	kb, _ := pem.Decode([]byte(d.CAKeyPEM))

@@ -15,7 +15,7 @@ func TestAccNodeNetworkRollback_disarmSurvivesCancel(t *testing.T) {
 	t.Parallel()
 	e, node := freshInstallEnv(t)
 	ne := e.NodeExec(t)
-	defer ne.Close()
+	defer func() { _ = ne.Close() }()
 	if _, err := ne.Run(context.Background(), node, nodeexec.Cmd("systemd-run", "--unit=pve-terraform-network-rollback", "--on-active=600",
 		"systemctl", "is-active", "pveproxy.service")); err != nil {
 		t.Fatal(err)

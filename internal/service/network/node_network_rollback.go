@@ -209,12 +209,12 @@ func describePath(list []pve.NetworkInterface, name string) string {
 	}
 	low := lowerDevices(in)
 	var noun string
-	switch {
-	case in.Type == typeBridge:
+	switch in.Type {
+	case typeBridge:
 		noun = "port"
-	case in.Type == typeBond:
+	case typeBond:
 		noun = "slave"
-	case in.Type == typeVLAN:
+	case typeVLAN:
 		noun = "on"
 	}
 	if noun == "" {
@@ -574,10 +574,10 @@ func guardManagementChange(ctx context.Context, pd *framework.ProviderData, c *p
 	}
 	desc, lost, err := managementChange(ctx, pd, c, node, before, staged.Interfaces)
 	if err != nil {
-		// Without the address there is no path to protect; refusing every
-		// network change for it would protect nothing either.
-		tflog.Warn(ctx, "could not tell whether the change touches the management path; applying it without a rollback", map[string]any{"node": node, "error": err.Error()})
-		return nil, nil
+		// Without the address the provider cannot tell whether the change
+		// touches the path it reaches the node on: guard it as if it did.
+		tflog.Warn(ctx, "could not tell whether the change touches the management path; guarding it as if it did", map[string]any{"node": node, "error": err.Error()})
+		desc, lost = fmt.Sprintf("changes the network of node %s, whose management address could not be determined (%v)", node, err), ""
 	}
 	if lost != "" {
 		return nil, errors.New(lostAddressDetail(node, desc, lost) + "\n\nThe staged change was reverted; nothing changed on the node.")
@@ -746,7 +746,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 			revertStaged(ctx, g.c, g.node)
 			if g.armed {
 				if derr := g.disarm(ctx); derr != nil {
-					return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w\n\n%v", err, derr)
+					return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w\n\n%w", err, derr)
 				}
 			}
 			return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w", err)
@@ -812,7 +812,7 @@ func (g *managementGuard) notStarted(ctx context.Context, cause error) error {
 	defer cancel()
 	list, err := g.c.ListNetwork(dctx, g.node)
 	if err != nil {
-		return fmt.Errorf("the network reload request on node %s got no answer (%v), and whether it ran cannot be read: %w", g.node, cause, err)
+		return fmt.Errorf("the network reload request on node %s got no answer (%w), and whether it ran cannot be read: %w", g.node, cause, err)
 	}
 	if strings.TrimSpace(list.Changes) == "" {
 		return nil
@@ -894,11 +894,11 @@ func (g *managementGuard) awaitRollback(ctx context.Context, cause error) error 
 	tflog.Info(ctx, "the node does not answer after the change of its management path; waiting for the rollback timer to restore the previous configuration",
 		map[string]any{"node": g.node, "change": g.change, "restore_at": g.armedDone.Add(g.timeout).Format(time.RFC3339)})
 	if err := sleepCtx(ctx, time.Until(fireBy)); err != nil {
-		e.Cause = fmt.Errorf("%v; then interrupted while waiting for the rollback (the timer stays armed and restores the previous configuration by itself): %w", cause, err)
+		e.Cause = fmt.Errorf("%w; then interrupted while waiting for the rollback (the timer stays armed and restores the previous configuration by itself): %w", cause, err)
 		return e
 	}
 	if err := g.confirm(ctx, time.Now().Add(max(g.timeout, 30*time.Second))); err != nil {
-		e.Cause = fmt.Errorf("%v; after the rollback: %w", cause, err)
+		e.Cause = fmt.Errorf("%w; after the rollback: %w", cause, err)
 		return e
 	}
 	e.Reachable = true

@@ -92,7 +92,7 @@ func checkDisarmed(t *testing.T, e *acctest.Env, node string) resource.TestCheck
 			return err
 		}
 		ne := e.NodeExec(t)
-		defer ne.Close()
+		defer func() { _ = ne.Close() }()
 		res, err := ne.Run(context.Background(), node, nodeexec.Cmd("systemctl", "show", "--property=ActiveState", rollbackTimer))
 		if err != nil {
 			return err
@@ -102,7 +102,7 @@ func checkDisarmed(t *testing.T, e *acctest.Env, node string) resource.TestCheck
 		}
 		for _, p := range []string{rollbackBackup, rollbackScript} {
 			if _, err := ne.ReadFile(context.Background(), node, p); !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("%s on node %s: %v, want it removed", p, node, err)
+				return fmt.Errorf("%s on node %s: %w, want it removed", p, node, err)
 			}
 		}
 		return nil
@@ -430,7 +430,7 @@ func TestAccNodeNetworkRollback_refusesWhileAnEarlierTimerIsArmed(t *testing.T) 
 	pc := e.ProviderConfig()
 	run := func(cmd *nodeexec.Command) {
 		ne := e.NodeExec(t)
-		defer ne.Close()
+		defer func() { _ = ne.Close() }()
 		if _, err := ne.Run(context.Background(), node, cmd); err != nil {
 			t.Fatal(err)
 		}
@@ -458,6 +458,47 @@ func TestAccNodeNetworkRollback_refusesWhileAnEarlierTimerIsArmed(t *testing.T) 
 				),
 			},
 			forgetVMBR0(pc),
+		},
+	})
+}
+
+// When the node's management address cannot be found (GET /cluster/status
+// fails), the provider cannot tell whether a change touches the path it
+// reaches the node on, so it guards the change as if it did: the timer is
+// armed, the node confirmed, the timer disarmed.
+func TestAccNodeNetworkRollback_undeterminedAddressIsGuarded(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	pc := e.ProviderConfig()
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					e.Sim.InjectFault(pvesim.Fault{Method: "GET", Path: `^/cluster/status$`, Kind: pvesim.FaultError, Status: 500, Message: "cfs-lock timeout"})
+					e.Sim.ResetSSHCommands()
+				},
+				Config: pc + fmt.Sprintf(`
+resource "pve_node_network" "storage" {
+  node     = %q
+  iface    = "cx354ap1"
+  type     = "eth"
+  cidr     = "169.254.50.10/24"
+  comments = "storage network"
+  rollback_timeout_seconds = 5
+}
+`, node),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(*terraform.State) error {
+						for _, c := range e.Sim.SSHCommands() {
+							if c.Node == node && len(c.Argv) > 0 && c.Argv[0] == "systemd-run" {
+								return nil
+							}
+						}
+						return fmt.Errorf("no rollback timer was armed on %s for a change it could not place", node)
+					},
+					checkDisarmed(t, e, node),
+				),
+			},
 		},
 	})
 }
