@@ -154,15 +154,6 @@ func checkInterfaceSet(ctx context.Context, ifaces map[string]ifaceSettings, dia
 	}
 
 	checkMTUs(ctx, ifaces, diags)
-
-	for _, n := range names {
-		s := ifaces[n]
-		if s.Type.ValueString() == typeBond && known(s.BondMode) && slices.Contains(ovsBondModes, s.BondMode.ValueString()) {
-			addAttrError(diags, ifacePath(n).AtName("bond_mode"), "OVS bond mode on a Linux bond",
-				fmt.Sprintf("%q is an Open vSwitch bond mode; a Linux bond (type = \"bond\") does not come up with it. Use one of %s (802.3ad for LACP).",
-					s.BondMode.ValueString(), strings.Join(linuxBondModes(), ", ")))
-		}
-	}
 }
 
 // addAttrError files an error under p and, for a path inside interfaces,

@@ -191,7 +191,7 @@ func ifaceSettingsAttributes(nested bool) map[string]schema.Attribute {
 		"bond_mode": schema.StringAttribute{
 			Optional:            true,
 			Computed:            true,
-			MarkdownDescription: "Bonding mode: `" + strings.Join(bondModes, "`, `") + "`. PVE uses `balance-rr` when unset." + onlyFor(typeBond),
+			MarkdownDescription: "Bonding mode: `" + strings.Join(linuxBondModes(), "`, `") + "`. PVE uses `balance-rr` when unset; the Open vSwitch modes (`balance-slb`, `lacp-balance-slb`, `lacp-balance-tcp`) are refused, since a Linux bond does not come up with them." + onlyFor(typeBond),
 			Validators:          []validator.String{stringvalidator.OneOf(bondModes...)},
 			PlanModifiers:       keepString,
 		},

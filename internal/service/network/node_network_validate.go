@@ -71,6 +71,11 @@ func validateIfaceSettings(ctx context.Context, m *ifaceSettings, iface types.St
 	}
 
 	checkGatewaySubnets(m, iface, base, diags)
+	if typ == typeBond && known(m.BondMode) && slices.Contains(ovsBondModes, m.BondMode.ValueString()) {
+		addAttrError(diags, base.AtName("bond_mode"), "OVS bond mode on a Linux bond",
+			fmt.Sprintf("%q is an Open vSwitch bond mode; a Linux bond (type = \"bond\") does not come up with it. Use one of %s (802.3ad for LACP).",
+				m.BondMode.ValueString(), strings.Join(linuxBondModes(), ", ")))
+	}
 
 	switch typ {
 	case typeBridge:

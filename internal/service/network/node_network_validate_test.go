@@ -43,6 +43,9 @@ func TestAccNodeNetwork_invalidConfigRefusedAtPlan(t *testing.T) {
 		{"unknown bond mode", `type = "bond"
   slaves = ["bcm5720p0"]
   bond_mode = "lacp"`, `(?s)bond_mode.*value must be one of`},
+		{"OVS bond mode on a Linux bond", `type = "bond"
+  slaves = ["bcm5720p0"]
+  bond_mode = "balance-slb"`, `(?s)OVS bond mode on a Linux bond.*"balance-slb" is an Open vSwitch bond mode.*802\.3ad for LACP`},
 		{"xmit hash policy with active-backup", `type = "bond"
   slaves = ["bcm5720p0"]
   bond_mode = "active-backup"
