@@ -28,7 +28,10 @@ import (
 //  3. node base: pve-no-subscription added, enterprise repositories
 //     disabled; the internal root CA trusted; systemd-journal-upload
 //     configured (journal-upload.conf, a Restart=always drop-in) and
-//     enabled --now; tuned latency-performance; the storage NIC's rings
+//     enabled --now; the ACME bullet's pve-daily-update.timer drop-in
+//     (OnCalendar= cleared, then 00/4:00, RandomizedDelaySec=0; the ACME
+//     account and certificate order are not replayed); tuned
+//     latency-performance; the storage NIC's rings
 //     rx/tx 2048 set by hand with ethtool (the log persists nothing, so
 //     there is no unit: a reboot would lose them).
 //  4. Ceph: pveceph install (squid, no-subscription) everywhere, init on

@@ -68,6 +68,9 @@ func (s *Sim) hbNodeBase(plan []hbNode, domain string) error {
 	upload := "[Upload]\nURL = https://logs." + domain + ":19532/insert/journald\n" +
 		"ServerCertificateFile = -\nServerKeyFile = -\nTrustedCertificateFile = -\n"
 	const dropIn = "/etc/systemd/system/systemd-journal-upload.service.d"
+	// The ACME part of the log: its certificates live 24 h, so the daily
+	// renewal runs every four hours instead, at once.
+	const timerDropIn = "/etc/systemd/system/pve-daily-update.timer.d"
 	for _, n := range plan {
 		if err := s.hbRepositories(n.name); err != nil {
 			return err
@@ -78,6 +81,8 @@ func (s *Sim) hbNodeBase(plan []hbNode, domain string) error {
 			{"install -m 0644 /dev/stdin /etc/systemd/journal-upload.conf", upload},
 			{"mkdir -p " + dropIn, ""},
 			{"install -m 0644 /dev/stdin " + dropIn + "/override.conf", "[Service]\nRestart=always\n"},
+			{"mkdir -p " + timerDropIn, ""},
+			{"install -m 0644 /dev/stdin " + timerDropIn + "/override.conf", hbTimerOverride},
 			{"systemctl daemon-reload", ""},
 			{"systemctl enable --now systemd-journal-upload", ""},
 			{"tuned-adm profile latency-performance", ""},
@@ -92,6 +97,10 @@ func (s *Sim) hbNodeBase(plan []hbNode, domain string) error {
 	}
 	return nil
 }
+
+// hbTimerOverride is the log's drop-in for pve-daily-update.timer: the
+// empty OnCalendar= clears the unit's own schedule before the new one.
+const hbTimerOverride = "[Timer]\nOnCalendar=\nOnCalendar=00/4:00\nRandomizedDelaySec=0\n"
 
 // hbRepositories adds pve-no-subscription and disables every enterprise
 // repository, through the GUI's repository calls.

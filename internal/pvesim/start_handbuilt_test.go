@@ -175,6 +175,12 @@ func TestHandBuiltNodeBase(t *testing.T) {
 		if out := tg.ok("cat /etc/systemd/system/systemd-journal-upload.service.d/override.conf"); out != "[Service]\nRestart=always\n" {
 			t.Errorf("%s: drop-in %q", n.Name, out)
 		}
+		if out := tg.ok("cat /etc/systemd/system/pve-daily-update.timer.d/override.conf"); out != "[Timer]\nOnCalendar=\nOnCalendar=00/4:00\nRandomizedDelaySec=0\n" {
+			t.Errorf("%s: pve-daily-update.timer drop-in %q", n.Name, out)
+		}
+		if out := tg.ok("systemctl is-active pve-daily-update.timer"); out != "active\n" {
+			t.Errorf("%s: pve-daily-update.timer %q after the drop-in", n.Name, out)
+		}
 		if out := tg.ok("cat /etc/systemd/journal-upload.conf"); !strings.Contains(out, "URL = https://logs.lab.example:19532/insert/journald\n") {
 			t.Errorf("%s: journal-upload.conf %q", n.Name, out)
 		}
