@@ -42,8 +42,9 @@ import (
 //     restarted one node at a time.
 //  5. guests: VM 100 per the log on the first node, running; its first
 //     disk was detached (unused0 = ceph:vm-100-disk-0), which is why
-//     scsi0 is ceph:vm-100-disk-1; VM 101 stopped on the second node,
-//     without HA.
+//     scsi0 is ceph:vm-100-disk-1; then an HA resource vm:100 (state
+//     started, no group on 8.4, no rule on 9.1); VM 101 stopped on the
+//     second node, without HA.
 //  6. leftovers beyond the log: osd_max_backfills set in the config
 //     database only (never in ceph.conf).
 //
@@ -376,7 +377,8 @@ func (s *Sim) hbWaitCephClean(node, after string) error {
 	}
 }
 
-// hbGuests creates VM 100 as the log lists it and VM 101, stopped.
+// hbGuests creates VM 100 as the log lists it, running and HA-managed,
+// and VM 101, stopped and without HA.
 func (s *Sim) hbGuests(plan []hbNode) error {
 	n1, n2 := plan[0].name, plan[1].name
 	vm := "/nodes/" + n1 + "/qemu/100"
@@ -400,6 +402,11 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 		return err
 	}
 	if _, err := s.hbCall(n1, "POST", vm+"/status/start", nil); err != nil {
+		return err
+	}
+	// "ha-manager add vm:100 --state started": a resource without a group
+	// (8.4) or a rule (9.1), so free to run on any node.
+	if _, err := s.hbCall(n1, "POST", "/cluster/ha/resources", map[string]string{"sid": "vm:100", "state": "started"}); err != nil {
 		return err
 	}
 	_, err := s.hbCall(n2, "POST", "/nodes/"+n2+"/qemu", map[string]string{

@@ -292,8 +292,25 @@ func TestHandBuiltGuests(t *testing.T) {
 	if st := c.ok("GET", "/nodes/z2g4b/qemu/101/status/current", nil).data().(map[string]any); st["status"] != "stopped" || st["ha"].(map[string]any)["managed"] != float64(0) {
 		t.Errorf("VM 101 status %v ha %v, want stopped, not HA-managed", st["status"], st["ha"])
 	}
-	if res := c.ok("GET", "/cluster/ha/resources", nil).data().([]any); len(res) != 0 {
-		t.Errorf("HA resources %v, want none", res)
+	checkHandBuiltHA(t, c)
+	if rules := c.ok("GET", "/cluster/ha/rules", nil).data().([]any); len(rules) != 0 {
+		t.Errorf("HA rules %v, want none (VM 100 may run anywhere)", rules)
+	}
+}
+
+// checkHandBuiltHA: VM 100, and only it, is an HA resource, started,
+// without a group, and HA-managed; no rule binds it.
+func checkHandBuiltHA(t *testing.T, c *client) {
+	t.Helper()
+	res := c.ok("GET", "/cluster/ha/resources", nil).data().([]any)
+	if len(res) != 1 {
+		t.Fatalf("HA resources %v, want vm:100 only", res)
+	}
+	if r := res[0].(map[string]any); r["sid"] != "vm:100" || r["state"] != "started" || r["group"] != nil {
+		t.Errorf("HA resource %v, want vm:100 started without a group", r)
+	}
+	if st := c.ok("GET", "/nodes/z2g4a/qemu/100/status/current", nil).data().(map[string]any); st["status"] != "running" || st["ha"].(map[string]any)["managed"] != float64(1) {
+		t.Errorf("VM 100 status %v ha %v, want running, HA-managed", st["status"], st["ha"])
 	}
 }
 
@@ -445,6 +462,7 @@ func TestHandBuiltOnPVE84(t *testing.T) {
 	if cfg["scsi0"] != "ceph:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=32G,ssd=1" {
 		t.Errorf("8.4 VM 100 scsi0 %v", cfg["scsi0"])
 	}
+	checkHandBuiltHA(t, c)
 }
 
 // The shipped labs other than the reference cannot be hand-built by the
