@@ -29,27 +29,32 @@ func (s *Sim) hbNetwork(plan []hbNode) error {
 				return err
 			}
 		}
-		calls := []struct {
+		type apiCall struct {
 			method, path string
 			params       map[string]string
-		}{
-			{"PUT", base + "/" + n.bond[0], map[string]string{"type": "eth", "autostart": "1"}},
-			{"PUT", base + "/" + n.bond[1], map[string]string{"type": "eth", "autostart": "1"}},
-			{"PUT", base + "/" + n.storageNIC, map[string]string{
-				"type": "eth", "autostart": "1", "cidr": n.storageAddr() + "/24", "mtu": strconv.Itoa(hbStorageMTU),
-			}},
-			{"POST", base, map[string]string{
-				"iface": "bond0", "type": "bond", "autostart": "1", "slaves": n.bond[0] + " " + n.bond[1], "bond_mode": "802.3ad",
-			}},
-			{"POST", base, map[string]string{
-				"iface": "bridge0", "type": "bridge", "autostart": "1", "bridge_ports": "bond0",
-				"cidr": n.mgmtCIDR, "gateway": n.gateway, "bridge_vlan_aware": "1", "bridge_vids": "2-4094",
-			}},
-			{"POST", base, map[string]string{
-				"iface": fmt.Sprintf("bridge0.%d", hbCorosyncVID), "type": "vlan", "autostart": "1", "cidr": n.corosyncAddr() + "/24",
-			}},
-			{"PUT", base, nil}, // apply: ifreload
 		}
+		var calls []apiCall
+		for _, nic := range n.bond {
+			calls = append(calls, apiCall{"PUT", base + "/" + nic, map[string]string{"type": "eth", "autostart": "1"}})
+		}
+		calls = append(calls, apiCall{"PUT", base + "/" + n.storageNIC, map[string]string{
+			"type": "eth", "autostart": "1", "cidr": n.storageAddr() + "/24", "mtu": strconv.Itoa(hbStorageMTU),
+		}})
+		if len(n.bond) > 0 {
+			calls = append(calls, apiCall{"POST", base, map[string]string{
+				"iface": "bond0", "type": "bond", "autostart": "1", "slaves": strings.Join(n.bond, " "), "bond_mode": "802.3ad",
+			}})
+		}
+		calls = append(calls, apiCall{"POST", base, map[string]string{
+			"iface": "bridge0", "type": "bridge", "autostart": "1", "bridge_ports": n.bridgePort(),
+			"cidr": n.mgmtCIDR, "gateway": n.gateway, "bridge_vlan_aware": "1", "bridge_vids": "2-4094",
+		}})
+		if n.vlan {
+			calls = append(calls, apiCall{"POST", base, map[string]string{
+				"iface": fmt.Sprintf("bridge0.%d", hbCorosyncVID), "type": "vlan", "autostart": "1", "cidr": n.corosyncAddr() + "/24",
+			}})
+		}
+		calls = append(calls, apiCall{"PUT", base, nil}) // apply: ifreload
 		for _, c := range calls {
 			if _, err := s.hbCall(n.name, c.method, c.path, c.params); err != nil {
 				return err
@@ -86,8 +91,11 @@ func (s *Sim) hbNodeBase(plan []hbNode, domain string) error {
 			{"systemctl daemon-reload", ""},
 			{"systemctl enable --now systemd-journal-upload", ""},
 			{"tuned-adm profile latency-performance", ""},
-			// By hand, not persisted: the log keeps no unit or hook for it.
-			{"ethtool -G " + n.storageNIC + " rx 2048 tx 2048", ""},
+		}
+		if n.storageNIC == "cx354ap1" {
+			// The log's ConnectX-3 rings, by hand, not persisted: the log
+			// keeps no unit or hook for it. Other NICs keep their rings.
+			shell = append(shell, struct{ line, stdin string }{"ethtool -G " + n.storageNIC + " rx 2048 tx 2048", ""})
 		}
 		for _, c := range shell {
 			if _, err := s.hbShell(n.name, c.line, c.stdin); err != nil {
