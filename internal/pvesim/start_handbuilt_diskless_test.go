@@ -95,3 +95,33 @@ func TestHandBuiltDisklessLab(t *testing.T) {
 		t.Errorf("VM 100 scsi0 %v, want on testpool", cfg["scsi0"])
 	}
 }
+
+// A lab without power-loss-protected data disks (consumer) gets an OSD on
+// every data disk, with the reference log's networks (it has a bond).
+func TestHandBuiltConsumerLabOSDsOnEveryDataDisk(t *testing.T) {
+	lab, err := ShippedLab("consumer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab.Start = StartHandBuilt
+	data := 0
+	for _, n := range lab.Nodes {
+		for _, d := range n.Disks {
+			if d.PowerLossProtection {
+				t.Fatalf("%s %s has PLP; the test wants a lab without", n.Name, d.Device)
+			}
+			if !d.Boot {
+				data++
+			}
+		}
+	}
+	_, info := startHandBuiltForTest(t, lab)
+	c := newClient(t, info, "")
+	st := c.ok("GET", "/nodes/cons1/ceph/status", nil).data().(map[string]any)
+	if n := st["osdmap"].(map[string]any)["num_osds"]; n != float64(data) {
+		t.Errorf("num_osds %v, want one per data disk (%d)", n, data)
+	}
+	if m := findIface(c.ok("GET", "/nodes/cons1/network", nil).data(), "bridge0"); m == nil || m["bridge_ports"] != "bond0" {
+		t.Errorf("cons1 bridge0 = %v, want on bond0", m)
+	}
+}
