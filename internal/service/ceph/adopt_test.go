@@ -6,11 +6,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
+	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
@@ -250,4 +255,70 @@ func (c onlyApplyChanges) CheckPlan(_ context.Context, req plancheck.CheckPlanRe
 		return
 	}
 	resp.Error = fmt.Errorf("%s: not in the plan", c.addr)
+}
+
+// After the adoption, the one-line edit of osd_memory_target in the
+// hand-written [osd] section plans exactly that change, and its apply
+// restarts every OSD one host at a time (ceph.conf is read when a daemon
+// starts), keeping the hand comment and the [client] lines (issue #12).
+func TestAccCephAdoptHandBuilt_editRestarts(t *testing.T) {
+	t.Parallel()
+	if acctest.Live() {
+		t.Skip("needs pvesim's hand-built lab")
+	}
+	lab, err := pvesim.ShippedLab("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab.Start = pvesim.StartHandBuilt
+	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab, CephTimeScale: 10})
+	first := e.Node(t, 0)
+	addrs := adoptAddrs(e.Nodes, false)
+	var noop []plancheck.PlanCheck
+	for _, a := range addrs {
+		if a != "pve_ceph_config.osd_conf" {
+			noop = append(noop, plancheck.ExpectResourceAction(a, plancheck.ResourceActionNoop))
+		}
+	}
+	cephConf := func() string {
+		res, err := e.NodeExec(t).Run(context.Background(), first, nodeexec.Cmd("cat", "/etc/pve/ceph.conf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res.Stdout)
+	}
+	var before string
+	var start time.Time
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: e.Config(adoptCephHCL(e.Nodes, false, "8589934592"))},
+		{
+			PreConfig: func() { before, start = cephConf(), time.Now() },
+			Config:    e.Config(adoptCephHCL(e.Nodes, false, "6442450944")),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append(noop,
+				plancheck.ExpectResourceAction("pve_ceph_config.osd_conf", plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue("pve_ceph_config.osd_conf", tfjsonpath.New("settings"), knownvalue.MapExact(map[string]knownvalue.Check{
+					"osd_memory_target": knownvalue.StringExact("6442450944"), "bdev_enable_discard": knownvalue.StringExact("true"),
+				})),
+			)},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("pve_ceph_config.osd_conf", "pending_restart.#", "0"),
+				safeRestart(e),
+				func(*terraform.State) error {
+					if got, want := restartsSince(e, start), []string{"osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}; !reflect.DeepEqual(got, want) {
+						return fmt.Errorf("restarted %v, want %v", got, want)
+					}
+					if n := e.Sim.CephMaxHostsDownAtOnce(); n != 1 {
+						return fmt.Errorf("%d hosts had OSDs down at once, want exactly 1 (%v)", n, e.Sim.CephDownHistory())
+					}
+					// Only that line changed.
+					if after, want := cephConf(), strings.Replace(before, "osd_memory_target = 8589934592", "osd_memory_target = 6442450944", 1); after != want || after == before {
+						return fmt.Errorf("ceph.conf after the edit:\n%s\nwant:\n%s", after, want)
+					}
+					return nil
+				},
+			),
+		},
+		{Config: e.Config(adoptCephHCL(e.Nodes, false, "6442450944")), PlanOnly: true},
+		{Config: e.Config(adoptForget(addrs))},
+	}})
 }
