@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,8 +78,14 @@ resource "pve_ceph_manager" %[1]q {
 		for j, dev := range []string{"sdb", "sdc"} {
 			name := n + "_" + dev
 			fmt.Fprintf(&b, "resource \"pve_ceph_osd\" %q {\n  node = %q\n  device = \"/dev/%s\"\n  depends_on = [pve_ceph_manager.%s]\n}\n", name, n, dev, n)
-			// The build log created sdb then sdc node by node: osd.0, osd.1 on the first node, and so on.
-			imp("pve_ceph_osd."+name, fmt.Sprintf("%s/%d", n, 2*i+j))
+			// By device (the OSD on it is looked up), and once by id: the
+			// build log created sdb then sdc node by node, so the first
+			// node's sdc is osd.1.
+			id := n + "/" + dev
+			if i == 0 && j == 1 {
+				id = n + "/1"
+			}
+			imp("pve_ceph_osd."+name, id)
 			osds = append(osds, "pve_ceph_osd."+name)
 		}
 	}
@@ -121,6 +128,10 @@ resource "pve_ceph_config" "client" {
   }
 }
 `, first, strings.Join(installs, ", "), first, strings.Join(osds, ", "), first, memTarget, first)
+	// No OSD flag is set in the lab: the user adopts the (empty) set so
+	// that a maintenance flag left set later shows in the plan.
+	b.WriteString("resource \"pve_ceph_flags\" \"this\" {}\n")
+	imp("pve_ceph_flags.this", "cluster")
 	imp("pve_ceph_cluster.lab", first)
 	imp("pve_ceph_pool.ceph", first+"/ceph")
 	imp("pve_ceph_config.osd_conf", first+"/ceph_conf/osd")
@@ -159,7 +170,7 @@ func hclList(xs []string) string {
 
 // adoptAddrs are the resource addresses of adoptCephHCL.
 func adoptAddrs(nodes []string, osdBackfills bool) []string {
-	a := []string{"pve_ceph_cluster.lab", "pve_ceph_pool.ceph", "pve_ceph_config.osd_conf", "pve_ceph_config.client"}
+	a := []string{"pve_ceph_flags.this", "pve_ceph_cluster.lab", "pve_ceph_pool.ceph", "pve_ceph_config.osd_conf", "pve_ceph_config.client"}
 	if osdBackfills {
 		a = append(a, "pve_ceph_config.osd_db")
 	}
@@ -320,5 +331,37 @@ func TestAccCephAdoptHandBuilt_editRestarts(t *testing.T) {
 		},
 		{Config: e.Config(adoptCephHCL(e.Nodes, false, "6442450944")), PlanOnly: true},
 		{Config: e.Config(adoptForget(addrs))},
+	}})
+}
+
+// An OSD imported by device names what is wrong when the disk is not
+// there or holds no OSD.
+func TestAccCephAdoptHandBuilt_osdImportByDeviceErrors(t *testing.T) {
+	t.Parallel()
+	if acctest.Live() {
+		t.Skip("needs pvesim's hand-built lab")
+	}
+	lab, err := pvesim.ShippedLab("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab.Start = pvesim.StartHandBuilt
+	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab})
+	node := e.Node(t, 0)
+	cfg := func(id string) string {
+		return e.Config(fmt.Sprintf(`
+resource "pve_ceph_osd" "x" {
+  node   = %q
+  device = "/dev/sdb"
+}
+import {
+  to = pve_ceph_osd.x
+  id = %q
+}
+`, node, id))
+	}
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: cfg(node + "/sdz"), PlanOnly: true, ExpectError: regexp.MustCompile(`node ` + node + ` has no disk /dev/sdz; PVE lists /dev/nvme0n1, /dev/sda`)},
+		{Config: cfg(node + "//dev/sda"), PlanOnly: true, ExpectError: regexp.MustCompile(`/dev/sda on ` + node + ` holds no Ceph OSD`)},
 	}})
 }
