@@ -207,16 +207,30 @@ func TestAccCephAdoptHandBuilt(t *testing.T) {
 				checks = append(checks, plancheck.ExpectResourceAction(a, plancheck.ResourceActionNoop))
 			}
 			var from, sshFrom int
+			var conf string
 			e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 				{
-					PreConfig:        func() { from, sshFrom = len(e.Sim.Requests()), len(e.Sim.SSHCommands()) },
+					PreConfig: func() {
+						from, sshFrom = len(e.Sim.Requests()), len(e.Sim.SSHCommands())
+						conf = readCephConf(t, e, e.Node(t, 0))
+					},
 					Config:           config,
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: checks},
 				},
 				{
 					// Checked here: Check's terraform.State cannot hold for_each keys.
-					PreConfig: func() { checkNoWrites(t, e, from, sshFrom) },
-					Config:    config, PlanOnly: true,
+					PreConfig: func() {
+						checkNoWrites(t, e, from, sshFrom)
+						// Adopted or not, the leftover stays as it was, and
+						// ceph.conf (its hand comment included) is untouched.
+						if got := e.Sim.CephConfigDB()["osd"]["osd_max_backfills"]; got != "2" {
+							t.Errorf("osd_max_backfills in the config database is %q after the adoption, want 2", got)
+						}
+						if got := readCephConf(t, e, e.Node(t, 0)); got != conf || !strings.Contains(got, "# 8 GiB per OSD") {
+							t.Errorf("ceph.conf after the adoption:\n%s\nbefore:\n%s", got, conf)
+						}
+					},
+					Config: config, PlanOnly: true,
 				},
 				{Config: e.Config(adoptForget(adoptAddrs(e.Nodes, backfills)))},
 			}})
@@ -233,7 +247,11 @@ func checkNoWrites(t *testing.T, e *acctest.Env, from, sshFrom int) {
 			t.Errorf("adoption wrote to the cluster: %s %s", r.Method, r.Path)
 		}
 	}
-	for _, c := range e.Sim.SSHCommands()[sshFrom:] {
+	cmds := e.Sim.SSHCommands()[sshFrom:]
+	if len(cmds) == 0 {
+		t.Errorf("no SSH command recorded: the ceph.conf sections are read over SSH")
+	}
+	for _, c := range cmds {
 		if !adoptReadOnlySSH(c.Line) {
 			t.Errorf("adoption ran a writing command on %s: %s", c.Node, c.Line)
 		}
@@ -291,13 +309,7 @@ func TestAccCephAdoptHandBuilt_editRestarts(t *testing.T) {
 			noop = append(noop, plancheck.ExpectResourceAction(a, plancheck.ResourceActionNoop))
 		}
 	}
-	cephConf := func() string {
-		res, err := e.NodeExec(t).Run(context.Background(), first, nodeexec.Cmd("cat", "/etc/pve/ceph.conf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(res.Stdout)
-	}
+	cephConf := func() string { return readCephConf(t, e, first) }
 	var before string
 	var start time.Time
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
@@ -364,4 +376,14 @@ import {
 		{Config: cfg(node + "/sdz"), PlanOnly: true, ExpectError: regexp.MustCompile(`node ` + node + ` has no disk /dev/sdz; PVE lists /dev/nvme0n1, /dev/sda`)},
 		{Config: cfg(node + "//dev/sda"), PlanOnly: true, ExpectError: regexp.MustCompile(`/dev/sda on ` + node + ` holds no Ceph OSD`)},
 	}})
+}
+
+// readCephConf is /etc/pve/ceph.conf as node reads it, over SSH.
+func readCephConf(t *testing.T, e *acctest.Env, node string) string {
+	t.Helper()
+	res, err := e.NodeExec(t).Run(context.Background(), node, nodeexec.Cmd("cat", "/etc/pve/ceph.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(res.Stdout)
 }
