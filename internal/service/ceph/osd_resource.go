@@ -88,7 +88,7 @@ func (r *osdResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"Credentials: **root@pam with a password** (`username`/`password` in the provider, for example in an aliased provider block) to " +
 			"create and destroy: PVE allows OSD create and destroy only to root@pam and refuses every API token. Reading works with an API " +
 			"token with `Sys.Audit` on `/`; marking out and the safety checks need `Sys.Modify` and `Sys.Audit`.\n\n" +
-			"Import with `<node>/<osd id>`, such as `z2g4a/0`.",
+			"Import with `<node>/<osd id>`, such as `z2g4a/0`, or `<node>/<device>`, such as `z2g4a/sdb` (the OSD PVE lists on that disk).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, MarkdownDescription: "`<node>/<osd id>` (the lowest id when the disk has several OSDs).",
@@ -552,12 +552,24 @@ func (r *osdResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 func (r *osdResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, idStr, ok := strings.Cut(req.ID, "/")
 	id, err := strconv.ParseInt(strings.TrimPrefix(idStr, "osd."), 10, 64)
+	ids := []int64{id}
+	if ok && node != "" && err != nil && idStr != "" && !strings.HasPrefix(idStr, "osd.") {
+		// <node>/<device> (z2g4a/sdb or z2g4a//dev/sdb): the OSD on that
+		// disk, from PVE's disk list, so that a lab built by hand can be
+		// imported with for_each without knowing which id Ceph gave.
+		ids, err = r.osdIDsOnDevice(ctx, node, idStr)
+		if err != nil {
+			resp.Diagnostics.AddError("Unable to Import Ceph OSD "+req.ID, err.Error())
+			return
+		}
+		id = ids[0]
+	}
 	if !ok || node == "" || err != nil || id < 0 {
 		resp.Diagnostics.AddError("Invalid import id",
-			fmt.Sprintf("Expected <node>/<osd id>, such as z2g4a/0; got %q.", req.ID))
+			fmt.Sprintf("Expected <node>/<osd id> or <node>/<device>, such as z2g4a/0 or z2g4a/sdb; got %q.", req.ID))
 		return
 	}
-	l, d := types.ListValueFrom(ctx, types.Int64Type, []int64{id})
+	l, d := types.ListValueFrom(ctx, types.Int64Type, ids)
 	resp.Diagnostics.Append(d...)
 	m := osdModel{
 		ID: types.StringValue(fmt.Sprintf("%s/%d", node, id)), Node: types.StringValue(node), Device: types.StringNull(),
@@ -568,4 +580,30 @@ func (r *osdResource) ImportState(ctx context.Context, req resource.ImportStateR
 		Timeouts: timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{"create": types.StringType, "delete": types.StringType})},
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// osdIDsOnDevice returns the OSDs PVE's disk list shows on dev of node
+// (sdb, /dev/sdb), the first being the one an import names.
+func (r *osdResource) osdIDsOnDevice(ctx context.Context, node, dev string) ([]int64, error) {
+	if !strings.HasPrefix(dev, "/dev/") {
+		dev = "/dev/" + dev
+	}
+	c, err := r.PD.NodeClient(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	disks, err := c.ListDisks(ctx, node, false)
+	if err != nil {
+		return nil, fmt.Errorf("list the disks of %s: %w", node, err)
+	}
+	disk := diskByPath(disks, dev)
+	switch {
+	case disk == nil:
+		return nil, fmt.Errorf("node %s has no disk %s; PVE lists %s", node, dev, devPaths(disks))
+	case len(disk.OSDIDs) > 0:
+		return disk.OSDIDs, nil
+	case disk.OSDID >= 0:
+		return []int64{disk.OSDID}, nil
+	}
+	return nil, fmt.Errorf("%s on %s holds no Ceph OSD (PVE reports it as %q)", dev, node, disk.Used)
 }

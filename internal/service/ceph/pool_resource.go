@@ -299,6 +299,37 @@ func (r *poolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 				"existing pool %s. Keep add_storages = %t and manage the storage separately (Datacenter → Storage).",
 				state.Name.ValueString(), state.AddStorages.ValueBool()))
 	}
+	// Just imported (add_storages not recorded yet) and the configuration
+	// leaves add_storages at its default: recording it would be the only
+	// change, and would make the computed PG counts unknown, so an adopted
+	// pool would never plan empty. Keep the state as it is.
+	if state.AddStorages.IsNull() && config.AddStorages.IsNull() {
+		p := plan
+		p.AddStorages = types.BoolNull()
+		if p.PGNum.IsUnknown() {
+			p.PGNum = state.PGNum
+		}
+		if p.AutoscalePGNum.IsUnknown() {
+			p.AutoscalePGNum = state.AutoscalePGNum
+		}
+		if p.UsedBytes.IsUnknown() {
+			p.UsedBytes = state.UsedBytes
+		}
+		if p.UsedFraction.IsUnknown() {
+			p.UsedFraction = state.UsedFraction
+		}
+		if p.PoolID.IsUnknown() {
+			p.PoolID = state.PoolID
+		}
+		if p.CrushRule.IsUnknown() {
+			p.CrushRule = state.CrushRule
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &p)...)
+		if resp.Plan.Raw.Equal(req.State.Raw) {
+			return
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
 	// pg_num left to Ceph keeps its value unless the autoscaler may move it
 	// or a raised pg_num_min makes the provider raise it.
 	if config.PGNum.IsNull() && plan.PGNum.IsUnknown() && !state.PGNum.IsNull() {
