@@ -1,0 +1,83 @@
+package acctest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
+)
+
+// HandBuilt starts the reference lab in pvesim's hand-built state (issue #12).
+func HandBuilt(t *testing.T) *Env {
+	t.Helper()
+	lab, err := pvesim.ShippedLab("reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab.Start = pvesim.StartHandBuilt
+	return NewWithOptions(t, pvesim.Options{Lab: lab})
+}
+
+// readOnlySSH reports whether a command line only reads: adoption must not
+// change a node.
+func readOnlySSH(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	switch argv[0] {
+	case "cat", "stat", "lsblk", "findmnt", "dpkg-query", "test", "ls", "readlink", "sha256sum", "uname", "true", "command", "ip":
+		return true
+	case "systemctl":
+		for _, a := range argv[1:] {
+			switch a {
+			case "show", "is-active", "is-enabled", "status", "cat", "list-unit-files":
+				return true
+			}
+		}
+	case "tuned-adm":
+		return len(argv) > 1 && (argv[1] == "active" || argv[1] == "list")
+	case "ethtool":
+		return len(argv) > 1 && (argv[1] == "-g" || argv[1] == "-i" || argv[1] == "--show-ring")
+	}
+	return false
+}
+
+// AdoptSteps are the steps of an adoption test: the first plan is imports
+// with the given actions (noop unless listed), the apply sends no write
+// request and runs no writing command, the next plan is empty.
+func (e *Env) AdoptSteps(config string, addrs ...string) []resource.TestStep {
+	var from, sshFrom int
+	var checks []plancheck.PlanCheck
+	for _, a := range addrs {
+		checks = append(checks, plancheck.ExpectResourceAction(a, plancheck.ResourceActionNoop))
+	}
+	return []resource.TestStep{
+		{
+			PreConfig: func() {
+				from = len(e.Sim.Requests())
+				sshFrom = len(e.Sim.SSHCommands())
+			},
+			Config:           config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: checks},
+			Check: func(*terraform.State) error {
+				for _, r := range e.Sim.Requests()[from:] {
+					if r.Method != "GET" && !strings.HasPrefix(r.Path, "/access/") {
+						return fmt.Errorf("adoption wrote to the cluster: %s %s", r.Method, r.Path)
+					}
+				}
+				for _, c := range e.Sim.SSHCommands()[sshFrom:] {
+					if !readOnlySSH(c.Argv) {
+						return fmt.Errorf("adoption ran a command that may write on %s: %s", c.Node, c.Line)
+					}
+				}
+				return nil
+			},
+		},
+		{Config: config, PlanOnly: true},
+	}
+}
