@@ -51,10 +51,20 @@ func readOnlySSH(argv []string) bool {
 // with the given actions (noop unless listed), the apply sends no write
 // request and runs no writing command, the next plan is empty.
 func (e *Env) AdoptSteps(config string, addrs ...string) []resource.TestStep {
+	return e.AdoptStepsUpdating(config, addrs, nil)
+}
+
+// AdoptStepsUpdating is AdoptSteps where the resources at updates plan an
+// in-place update on import that must still write nothing to the nodes
+// (a setting of the provider's own that import cannot read back).
+func (e *Env) AdoptStepsUpdating(config string, addrs, updates []string) []resource.TestStep {
 	var from, sshFrom int
 	var checks []plancheck.PlanCheck
 	for _, a := range addrs {
 		checks = append(checks, plancheck.ExpectResourceAction(a, plancheck.ResourceActionNoop))
+	}
+	for _, a := range updates {
+		checks = append(checks, plancheck.ExpectResourceAction(a, plancheck.ResourceActionUpdate))
 	}
 	return []resource.TestStep{
 		{
