@@ -91,3 +91,14 @@ func (e *Env) AdoptStepsUpdating(config string, addrs, updates []string) []resou
 		{Config: config, PlanOnly: true},
 	}
 }
+
+// ForgetStep drops addrs from the state without destroying them (removed
+// blocks), so that the post-test destroy leaves an adopted lab standing
+// where tearing it down is refused (a member with guests or Ceph daemons).
+func ForgetStep(providerBlock string, addrs ...string) resource.TestStep {
+	hcl := providerBlock
+	for _, a := range addrs {
+		hcl += fmt.Sprintf("\nremoved {\n  from = %s\n  lifecycle {\n    destroy = false\n  }\n}\n", a)
+	}
+	return resource.TestStep{Config: hcl}
+}
