@@ -1,7 +1,10 @@
 package acctest
 
 import (
+	"context"
 	"fmt"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -63,9 +66,12 @@ func (e *Env) AdoptStepsUpdating(config string, addrs, updates []string) []resou
 	for _, a := range addrs {
 		checks = append(checks, plancheck.ExpectResourceAction(a, plancheck.ResourceActionNoop))
 	}
+	diff := planDiff{updates: map[string]bool{}}
 	for _, a := range updates {
 		checks = append(checks, plancheck.ExpectResourceAction(a, plancheck.ResourceActionUpdate))
+		diff.updates[a] = true
 	}
+	checks = append([]plancheck.PlanCheck{diff}, checks...)
 	return []resource.TestStep{
 		{
 			PreConfig: func() {
@@ -101,4 +107,37 @@ func ForgetStep(providerBlock string, addrs ...string) resource.TestStep {
 		hcl += fmt.Sprintf("\nremoved {\n  from = %s\n  lifecycle {\n    destroy = false\n  }\n}\n", a)
 	}
 	return resource.TestStep{Config: hcl}
+}
+
+// planDiff is a plan check that fails listing, for each resource planned
+// other than as expected, the attributes whose values change: the report
+// of what adoption could not represent.
+type planDiff struct{ updates map[string]bool }
+
+func (p planDiff) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	var msgs []string
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Change == nil || rc.Change.Actions.NoOp() || (p.updates[rc.Address] && rc.Change.Actions.Update()) {
+			continue
+		}
+		before, _ := rc.Change.Before.(map[string]any)
+		after, _ := rc.Change.After.(map[string]any)
+		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
+		var keys []string
+		for k := range after {
+			if !reflect.DeepEqual(before[k], after[k]) || unknown[k] == true {
+				keys = append(keys, fmt.Sprintf("%s: %v -> %v", k, before[k], after[k]))
+			}
+		}
+		for k := range before {
+			if _, ok := after[k]; !ok {
+				keys = append(keys, fmt.Sprintf("%s: %v -> (gone)", k, before[k]))
+			}
+		}
+		sort.Strings(keys)
+		msgs = append(msgs, fmt.Sprintf("%s %v: %s", rc.Address, rc.Change.Actions, strings.Join(keys, "; ")))
+	}
+	if len(msgs) > 0 {
+		resp.Error = fmt.Errorf("adoption plans changes:\n%s", strings.Join(msgs, "\n"))
+	}
 }

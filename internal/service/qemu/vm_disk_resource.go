@@ -417,8 +417,20 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	resp.Diagnostics.Append(state.fromDrive(vmid, slot, node, s.Effective, s.Pending())...)
 	state.setBoot(s, slot)
+	if imported, _ := req.Private.GetKey(ctx, importedKey); len(imported) > 0 {
+		// The first read after an import: a slot the VM boots from is
+		// recorded as boot = true (as the configuration that adopts a
+		// system disk says), any other leaves boot unmanaged.
+		if inBootOrder(s.Boot, slot) {
+			state.Boot = types.BoolValue(true)
+		}
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
+
+// importedKey marks, in private state, a disk imported but not read yet.
+const importedKey = "imported"
 
 // hotpluggable reports whether a running VM plugs a disk of slot in and
 // out at once (vmconfig_hotplug_pending: SCSI and VirtIO with the hotplug
@@ -763,4 +775,5 @@ func (r *vmDiskResource) ImportState(ctx context.Context, req resource.ImportSta
 	m.Volume = types.StringNull()
 	m.Node = types.StringNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte(`true`))...)
 }
