@@ -28,7 +28,10 @@ import (
 //  3. node base: pve-no-subscription added, enterprise repositories
 //     disabled; the internal root CA trusted; systemd-journal-upload
 //     configured (journal-upload.conf, a Restart=always drop-in) and
-//     enabled --now; tuned latency-performance; the storage NIC's rings
+//     enabled --now; the ACME bullet's pve-daily-update.timer drop-in
+//     (OnCalendar= cleared, then 00/4:00, RandomizedDelaySec=0; the ACME
+//     account and certificate order are not replayed); tuned
+//     latency-performance; the storage NIC's rings
 //     rx/tx 2048 set by hand with ethtool (the log persists nothing, so
 //     there is no unit: a reboot would lose them).
 //  4. Ceph: pveceph install (squid, no-subscription) everywhere, init on
@@ -39,8 +42,9 @@ import (
 //     restarted one node at a time.
 //  5. guests: VM 100 per the log on the first node, running; its first
 //     disk was detached (unused0 = ceph:vm-100-disk-0), which is why
-//     scsi0 is ceph:vm-100-disk-1; VM 101 stopped on the second node,
-//     without HA.
+//     scsi0 is ceph:vm-100-disk-1; then an HA resource vm:100 (state
+//     started, no group on 8.4, no rule on 9.1); VM 101 stopped on the
+//     second node, without HA.
 //  6. leftovers beyond the log: osd_max_backfills set in the config
 //     database only (never in ceph.conf).
 //
@@ -48,10 +52,24 @@ import (
 // 169.254.60.12), as in the log. Labs with other hardware follow the same
 // rules (hbPlan): the storage NIC is cx354ap1 when the node has it, else
 // its fastest NIC besides the management NIC; bond0 takes the first two
-// NICs in the lab's order that are not the storage NIC; OSDs go on every disk with
-// power_loss_protection that is not the boot disk (a node without one
-// gets none, but three nodes need them for the pool). A lab that cannot
-// be built so is an error naming what is missing.
+// NICs in the lab's order that are not the storage NIC. A node without
+// two such NICs has no bond: bridge0 bridges its management NIC itself.
+// When any node lacks a bond there is no corosync VLAN (no bridge0.60):
+// link0 goes on the storage network and link1 on the management address
+// (as examples/labs/diskless links its cluster). OSDs go on every data
+// disk (not the boot disk) with power_loss_protection when three nodes
+// have one, else on every data disk ("one default OSD per disk", what a
+// lab of consumer drives did); three nodes need OSDs for the pool. The
+// rings (ethtool -G) are set only on a cx354ap1, the NIC the log tuned.
+//
+// What the hardware does not decide comes from hbRules, a table keyed by
+// the lab's name, else from the reference log. The diskless lab (the
+// variant of reference-lab.md): storage network 192.168.100.0/24 (Ceph's
+// cluster network; its public network the management one), pveceph,
+// monitors and managers only on the three nodes with OSDs, pool and
+// storage testpool, none of the reference's Ceph tuning (ceph.conf edit,
+// backfills leftover, rolling restart). A lab that cannot be built so is
+// an error naming what is missing.
 
 // Network facts of the build log.
 const (
@@ -62,19 +80,67 @@ const (
 	hbCephPool    = "ceph"
 )
 
+// hbLabRules are what a lab's user chose where the hardware does not
+// decide: the storage network, the pool, where Ceph's daemons and
+// networks go, and whether the reference log's Ceph tuning was done.
+type hbLabRules struct {
+	storageNet      string // 169.254.50 (a /24 by its first three octets)
+	pool            string
+	cephPublicMgmt  bool // Ceph's public network is the management network, its cluster network the storage one
+	cephOSDHostOnly bool // pveceph install, monitors and managers only on the nodes with OSDs
+	cephTuning      bool // the reference log's ceph.conf edit, backfills leftover and rolling restart
+}
+
+// hbRules is the per-lab table of those choices, keyed by the lab's name;
+// every other lab follows the reference log.
+var hbRules = map[string]hbLabRules{
+	// The variant of reference-lab.md: the cluster network is
+	// 192.168.100.0/24, Ceph "one default OSD per disk, pool testpool",
+	// its daemons on the three storage nodes (examples/labs/diskless).
+	"diskless": {storageNet: "192.168.100", pool: "testpool", cephPublicMgmt: true, cephOSDHostOnly: true},
+}
+
+func hbRulesOf(lab *Lab) hbLabRules {
+	if r, ok := hbRules[lab.Name]; ok {
+		return r
+	}
+	return hbLabRules{storageNet: hbStorageNet, pool: hbCephPool, cephTuning: true}
+}
+
 // hbNode is one node's part of the build.
 type hbNode struct {
 	name       string
 	mgmtCIDR   string // 172.27.2.12/24
+	mgmtNIC    string
 	gateway    string
-	host       int       // the last octet of the management address
-	bond       [2]string // bond0's slaves
+	host       int      // the last octet of the management address
+	bond       []string // bond0's slaves; none: bridge0 bridges mgmtNIC
 	storageNIC string
 	osdDisks   []string // /dev/sdb, /dev/sdc
+	vlan       bool     // corosync link0 on bridge0.60 (every node has a bond)
+	rules      *hbLabRules
 }
 
 func (n hbNode) corosyncAddr() string { return fmt.Sprintf("%s.%d", hbCorosyncNet, n.host) }
-func (n hbNode) storageAddr() string  { return fmt.Sprintf("%s.%d", hbStorageNet, n.host) }
+func (n hbNode) storageAddr() string  { return fmt.Sprintf("%s.%d", n.rules.storageNet, n.host) }
+
+// links are corosync's link0 and link1: the corosync VLAN and the storage
+// network, or without the VLAN the storage network and the management
+// address (as examples/labs/diskless links its cluster).
+func (n hbNode) links() (string, string) {
+	if n.vlan {
+		return n.corosyncAddr(), n.storageAddr()
+	}
+	return n.storageAddr(), n.mgmtAddr()
+}
+
+// bridgePort is what bridge0 bridges.
+func (n hbNode) bridgePort() string {
+	if len(n.bond) > 0 {
+		return "bond0"
+	}
+	return n.mgmtNIC
+}
 func (n hbNode) mgmtAddr() string {
 	p, _ := netip.ParsePrefix(n.mgmtCIDR)
 	return p.Addr().String()
@@ -87,9 +153,10 @@ func hbPlan(lab *Lab) ([]hbNode, error) {
 		return nil, fmt.Errorf("lab %q: the hand-built state needs at least 3 nodes (a Ceph pool of size 3 over hosts), the lab has %d", lab.Name, len(lab.Nodes))
 	}
 	seen := map[int]string{}
+	rules := hbRulesOf(lab)
 	var out []hbNode
 	for _, ln := range lab.Nodes {
-		n := hbNode{name: ln.Name, mgmtCIDR: ln.Management.CIDR, gateway: ln.Management.Gateway}
+		n := hbNode{name: ln.Name, mgmtCIDR: ln.Management.CIDR, mgmtNIC: ln.Management.NIC, gateway: ln.Management.Gateway, rules: &rules}
 		where := fmt.Sprintf("lab %q node %s", lab.Name, ln.Name)
 		p, err := netip.ParsePrefix(ln.Management.CIDR)
 		if err != nil || !p.Addr().Is4() {
@@ -117,32 +184,47 @@ func hbPlan(lab *Lab) ([]hbNode, error) {
 				rest = append(rest, nic.Name)
 			}
 		}
-		if len(rest) < 2 {
-			return nil, fmt.Errorf("%s: the hand-built state needs two NICs for bond0 besides the storage NIC %s, the node has %d", where, n.storageNIC, len(rest))
-		}
-		n.bond = [2]string{rest[0], rest[1]}
-
-		for _, d := range ln.Disks {
-			if d.PowerLossProtection && !d.Boot {
-				n.osdDisks = append(n.osdDisks, d.Device)
-			}
+		if len(rest) >= 2 {
+			n.bond = []string{rest[0], rest[1]}
 		}
 		out = append(out, n)
 	}
-	var hosts, without []string
+	vlan := true
 	for _, n := range out {
-		if len(n.osdDisks) > 0 {
-			hosts = append(hosts, n.name)
-		} else {
+		vlan = vlan && len(n.bond) > 0
+	}
+	for i := range out {
+		out[i].vlan = vlan
+	}
+	// The OSDs: on the power-loss-protected data disks when three nodes
+	// have some, else on every data disk (what a lab of consumer drives
+	// did: "one default OSD per disk").
+	for _, plp := range []bool{true, false} {
+		hosts := 0
+		for i, ln := range lab.Nodes {
+			out[i].osdDisks = nil
+			for _, d := range ln.Disks {
+				if !d.Boot && (d.PowerLossProtection || !plp) {
+					out[i].osdDisks = append(out[i].osdDisks, d.Device)
+				}
+			}
+			if len(out[i].osdDisks) > 0 {
+				hosts++
+			}
+		}
+		if hosts >= 3 {
+			return out, nil
+		}
+	}
+	var without []string
+	for _, n := range out {
+		if len(n.osdDisks) == 0 {
 			without = append(without, n.name)
 		}
 	}
-	if len(hosts) < 3 {
-		return nil, fmt.Errorf("lab %q: the hand-built state puts the OSDs on the disks with power_loss_protection that are not the boot disk, "+
-			"and pool %s (size 3 over hosts) needs three nodes with such disks; the lab has %d (none on %s)",
-			lab.Name, hbCephPool, len(hosts), strings.Join(without, ", "))
-	}
-	return out, nil
+	return nil, fmt.Errorf("lab %q: the hand-built state puts the OSDs on the data disks (not the boot disk), "+
+		"and pool %s (size 3 over hosts) needs three nodes with such disks; the lab has %d (none on %s)",
+		lab.Name, rules.pool, len(out)-len(without), strings.Join(without, ", "))
 }
 
 // hbStorageNIC is cx354ap1 when the node has it (the reference lab), else
@@ -183,7 +265,7 @@ func (s *Sim) applyHandBuilt(lab *Lab) error {
 		if ns == nil {
 			return fmt.Errorf("lab %q: node %s was not started", lab.Name, n.name)
 		}
-		for _, nic := range []string{n.bond[0], n.bond[1], n.storageNIC} {
+		for _, nic := range append([]string{n.storageNIC}, n.bond...) {
 			if !slices.Contains(ns.Physical, nic) {
 				return fmt.Errorf("lab %q node %s: no NIC %s on the started node", lab.Name, n.name, nic)
 			}
@@ -231,8 +313,9 @@ func (s *Sim) hbCluster(plan []hbNode, name string) error {
 	clustered := s.clusterOf(first.name) != nil
 	s.mu.Unlock()
 	if !clustered {
+		l0, l1 := first.links()
 		if _, err := s.hbCall(first.name, "POST", "/cluster/config", map[string]string{
-			"clustername": name, "link0": first.corosyncAddr(), "link1": first.storageAddr(),
+			"clustername": name, "link0": l0, "link1": l1,
 		}); err != nil {
 			return err
 		}
@@ -248,15 +331,16 @@ func (s *Sim) hbCluster(plan []hbNode, name string) error {
 		if member {
 			continue
 		}
+		l0, l1 := n.links()
 		if _, err := s.hbCall(n.name, "POST", "/cluster/config/join", map[string]string{
 			"hostname": first.mgmtAddr(), "fingerprint": fp, "password": pw,
-			"link0": n.corosyncAddr(), "link1": n.storageAddr(),
+			"link0": l0, "link1": l1,
 		}); err != nil {
 			return err
 		}
 	}
 	_, err := s.hbCall(first.name, "PUT", "/cluster/options", map[string]string{
-		"migration": "type=secure,network=" + hbStorageNet + ".0/24",
+		"migration": "type=secure,network=" + first.rules.storageNet + ".0/24",
 		"ha":        "shutdown_policy=migrate",
 	})
 	return err
@@ -275,7 +359,8 @@ func (s *Sim) hbRelink(plan []hbNode) error {
 		if cn == nil {
 			continue // joins below, with the log's links
 		}
-		cn.Rings = map[int]string{0: n.corosyncAddr(), 1: n.storageAddr()}
+		l0, l1 := n.links()
+		cn.Rings = map[int]string{0: l0, 1: l1}
 	}
 	cc.ConfigVersion++
 	s.saveLocked()
@@ -283,14 +368,29 @@ func (s *Sim) hbRelink(plan []hbNode) error {
 }
 
 // hbCeph is the Ceph part of the log, as the GUI and the shell did it.
-func (s *Sim) hbCeph(plan []hbNode) error {
+func (s *Sim) hbCeph(all []hbNode) error {
+	rules := all[0].rules
+	plan := all
+	if rules.cephOSDHostOnly {
+		plan = nil
+		for _, n := range all {
+			if len(n.osdDisks) > 0 {
+				plan = append(plan, n)
+			}
+		}
+	}
 	first := plan[0].name
+	initParams := map[string]string{"network": rules.storageNet + ".0/24"}
+	if rules.cephPublicMgmt {
+		p, _ := netip.ParsePrefix(plan[0].mgmtCIDR)
+		initParams = map[string]string{"network": p.Masked().String(), "cluster-network": rules.storageNet + ".0/24"}
+	}
 	for _, n := range plan {
 		if _, err := s.hbShell(n.name, "pveceph install --version squid --repository no-subscription", ""); err != nil {
 			return err
 		}
 	}
-	if _, err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/init", map[string]string{"network": hbStorageNet + ".0/24"}); err != nil {
+	if _, err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/init", initParams); err != nil {
 		return err
 	}
 	for _, n := range plan {
@@ -314,10 +414,16 @@ func (s *Sim) hbCeph(plan []hbNode) error {
 	// The GUI's pool dialog: its defaults (128 PGs, autoscale on) and
 	// "Add as Storage".
 	if _, err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/pool", map[string]string{
-		"name": hbCephPool, "size": "3", "min_size": "2", "application": "rbd", "pg_num": "128",
+		"name": rules.pool, "size": "3", "min_size": "2", "application": "rbd", "pg_num": "128",
 		"pg_autoscale_mode": "on", "add_storages": "1",
 	}); err != nil {
 		return err
+	}
+	if !rules.cephTuning {
+		if err := s.hbWaitCephClean(first, "the pool's creation"); err != nil {
+			return err
+		}
+		return s.hbCephForgetHistory(first)
 	}
 	if err := s.hbCephConf(first); err != nil {
 		return err
@@ -337,8 +443,13 @@ func (s *Sim) hbCeph(plan []hbNode) error {
 			return err
 		}
 	}
-	// The test history (ceph_hooks.go) starts when the simulator does:
-	// what the user did before is not what a client under test did.
+	return s.hbCephForgetHistory(first)
+}
+
+// hbCephForgetHistory: the test history (ceph_hooks.go) starts when the
+// simulator does: what the user did before is not what a client under
+// test did.
+func (s *Sim) hbCephForgetHistory(first string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs := s.st.Domains[s.st.Nodes[first].Domain].Ceph
@@ -373,13 +484,14 @@ func (s *Sim) hbWaitCephClean(node, after string) error {
 	}
 }
 
-// hbGuests creates VM 100 as the log lists it and VM 101, stopped.
+// hbGuests creates VM 100 as the log lists it, running and HA-managed,
+// and VM 101, stopped and without HA.
 func (s *Sim) hbGuests(plan []hbNode) error {
-	n1, n2 := plan[0].name, plan[1].name
+	n1, n2, pool := plan[0].name, plan[1].name, plan[0].rules.pool
 	vm := "/nodes/" + n1 + "/qemu/100"
 	if _, err := s.hbCall(n1, "POST", "/nodes/"+n1+"/qemu", map[string]string{
 		"vmid": "100", "agent": "1", "bios": "ovmf", "cores": "4", "cpu": "host", "memory": "8192", "numa": "0",
-		"ostype": "l26", "sockets": "1", "scsihw": "virtio-scsi-single", "scsi0": hbCephPool + ":32",
+		"ostype": "l26", "sockets": "1", "scsihw": "virtio-scsi-single", "scsi0": pool + ":32",
 	}); err != nil {
 		return err
 	}
@@ -389,7 +501,7 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 		return err
 	}
 	if _, err := s.hbCall(n1, "POST", vm+"/config", map[string]string{
-		"scsi0": hbCephPool + ":32,cache=writeback,discard=on,iothread=1,ssd=1",
+		"scsi0": pool + ":32,cache=writeback,discard=on,iothread=1,ssd=1",
 		// The detach took scsi0 out of the boot order; the GUI's Boot
 		// Order dialog put the new disk back.
 		"boot": "order=scsi0",
@@ -399,9 +511,14 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 	if _, err := s.hbCall(n1, "POST", vm+"/status/start", nil); err != nil {
 		return err
 	}
+	// "ha-manager add vm:100 --state started": a resource without a group
+	// (8.4) or a rule (9.1), so free to run on any node.
+	if _, err := s.hbCall(n1, "POST", "/cluster/ha/resources", map[string]string{"sid": "vm:100", "state": "started"}); err != nil {
+		return err
+	}
 	_, err := s.hbCall(n2, "POST", "/nodes/"+n2+"/qemu", map[string]string{
 		"vmid": "101", "cores": "2", "memory": "2048", "ostype": "l26", "scsihw": "virtio-scsi-single",
-		"scsi0": hbCephPool + ":8,discard=on,iothread=1,ssd=1",
+		"scsi0": pool + ":8,discard=on,iothread=1,ssd=1",
 	})
 	return err
 }

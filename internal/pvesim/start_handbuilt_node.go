@@ -29,27 +29,32 @@ func (s *Sim) hbNetwork(plan []hbNode) error {
 				return err
 			}
 		}
-		calls := []struct {
+		type apiCall struct {
 			method, path string
 			params       map[string]string
-		}{
-			{"PUT", base + "/" + n.bond[0], map[string]string{"type": "eth", "autostart": "1"}},
-			{"PUT", base + "/" + n.bond[1], map[string]string{"type": "eth", "autostart": "1"}},
-			{"PUT", base + "/" + n.storageNIC, map[string]string{
-				"type": "eth", "autostart": "1", "cidr": n.storageAddr() + "/24", "mtu": strconv.Itoa(hbStorageMTU),
-			}},
-			{"POST", base, map[string]string{
-				"iface": "bond0", "type": "bond", "autostart": "1", "slaves": n.bond[0] + " " + n.bond[1], "bond_mode": "802.3ad",
-			}},
-			{"POST", base, map[string]string{
-				"iface": "bridge0", "type": "bridge", "autostart": "1", "bridge_ports": "bond0",
-				"cidr": n.mgmtCIDR, "gateway": n.gateway, "bridge_vlan_aware": "1", "bridge_vids": "2-4094",
-			}},
-			{"POST", base, map[string]string{
-				"iface": fmt.Sprintf("bridge0.%d", hbCorosyncVID), "type": "vlan", "autostart": "1", "cidr": n.corosyncAddr() + "/24",
-			}},
-			{"PUT", base, nil}, // apply: ifreload
 		}
+		var calls []apiCall
+		for _, nic := range n.bond {
+			calls = append(calls, apiCall{"PUT", base + "/" + nic, map[string]string{"type": "eth", "autostart": "1"}})
+		}
+		calls = append(calls, apiCall{"PUT", base + "/" + n.storageNIC, map[string]string{
+			"type": "eth", "autostart": "1", "cidr": n.storageAddr() + "/24", "mtu": strconv.Itoa(hbStorageMTU),
+		}})
+		if len(n.bond) > 0 {
+			calls = append(calls, apiCall{"POST", base, map[string]string{
+				"iface": "bond0", "type": "bond", "autostart": "1", "slaves": strings.Join(n.bond, " "), "bond_mode": "802.3ad",
+			}})
+		}
+		calls = append(calls, apiCall{"POST", base, map[string]string{
+			"iface": "bridge0", "type": "bridge", "autostart": "1", "bridge_ports": n.bridgePort(),
+			"cidr": n.mgmtCIDR, "gateway": n.gateway, "bridge_vlan_aware": "1", "bridge_vids": "2-4094",
+		}})
+		if n.vlan {
+			calls = append(calls, apiCall{"POST", base, map[string]string{
+				"iface": fmt.Sprintf("bridge0.%d", hbCorosyncVID), "type": "vlan", "autostart": "1", "cidr": n.corosyncAddr() + "/24",
+			}})
+		}
+		calls = append(calls, apiCall{"PUT", base, nil}) // apply: ifreload
 		for _, c := range calls {
 			if _, err := s.hbCall(n.name, c.method, c.path, c.params); err != nil {
 				return err
@@ -68,6 +73,9 @@ func (s *Sim) hbNodeBase(plan []hbNode, domain string) error {
 	upload := "[Upload]\nURL = https://logs." + domain + ":19532/insert/journald\n" +
 		"ServerCertificateFile = -\nServerKeyFile = -\nTrustedCertificateFile = -\n"
 	const dropIn = "/etc/systemd/system/systemd-journal-upload.service.d"
+	// The ACME part of the log: its certificates live 24 h, so the daily
+	// renewal runs every four hours instead, at once.
+	const timerDropIn = "/etc/systemd/system/pve-daily-update.timer.d"
 	for _, n := range plan {
 		if err := s.hbRepositories(n.name); err != nil {
 			return err
@@ -78,11 +86,16 @@ func (s *Sim) hbNodeBase(plan []hbNode, domain string) error {
 			{"install -m 0644 /dev/stdin /etc/systemd/journal-upload.conf", upload},
 			{"mkdir -p " + dropIn, ""},
 			{"install -m 0644 /dev/stdin " + dropIn + "/override.conf", "[Service]\nRestart=always\n"},
+			{"mkdir -p " + timerDropIn, ""},
+			{"install -m 0644 /dev/stdin " + timerDropIn + "/override.conf", hbTimerOverride},
 			{"systemctl daemon-reload", ""},
 			{"systemctl enable --now systemd-journal-upload", ""},
 			{"tuned-adm profile latency-performance", ""},
-			// By hand, not persisted: the log keeps no unit or hook for it.
-			{"ethtool -G " + n.storageNIC + " rx 2048 tx 2048", ""},
+		}
+		if n.storageNIC == "cx354ap1" {
+			// The log's ConnectX-3 rings, by hand, not persisted: the log
+			// keeps no unit or hook for it. Other NICs keep their rings.
+			shell = append(shell, struct{ line, stdin string }{"ethtool -G " + n.storageNIC + " rx 2048 tx 2048", ""})
 		}
 		for _, c := range shell {
 			if _, err := s.hbShell(n.name, c.line, c.stdin); err != nil {
@@ -92,6 +105,10 @@ func (s *Sim) hbNodeBase(plan []hbNode, domain string) error {
 	}
 	return nil
 }
+
+// hbTimerOverride is the log's drop-in for pve-daily-update.timer: the
+// empty OnCalendar= clears the unit's own schedule before the new one.
+const hbTimerOverride = "[Timer]\nOnCalendar=\nOnCalendar=00/4:00\nRandomizedDelaySec=0\n"
 
 // hbRepositories adds pve-no-subscription and disables every enterprise
 // repository, through the GUI's repository calls.

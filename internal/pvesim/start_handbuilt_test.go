@@ -175,6 +175,12 @@ func TestHandBuiltNodeBase(t *testing.T) {
 		if out := tg.ok("cat /etc/systemd/system/systemd-journal-upload.service.d/override.conf"); out != "[Service]\nRestart=always\n" {
 			t.Errorf("%s: drop-in %q", n.Name, out)
 		}
+		if out := tg.ok("cat /etc/systemd/system/pve-daily-update.timer.d/override.conf"); out != "[Timer]\nOnCalendar=\nOnCalendar=00/4:00\nRandomizedDelaySec=0\n" {
+			t.Errorf("%s: pve-daily-update.timer drop-in %q", n.Name, out)
+		}
+		if out := tg.ok("systemctl is-active pve-daily-update.timer"); out != "active\n" {
+			t.Errorf("%s: pve-daily-update.timer %q after the drop-in", n.Name, out)
+		}
 		if out := tg.ok("cat /etc/systemd/journal-upload.conf"); !strings.Contains(out, "URL = https://logs.lab.example:19532/insert/journald\n") {
 			t.Errorf("%s: journal-upload.conf %q", n.Name, out)
 		}
@@ -286,8 +292,25 @@ func TestHandBuiltGuests(t *testing.T) {
 	if st := c.ok("GET", "/nodes/z2g4b/qemu/101/status/current", nil).data().(map[string]any); st["status"] != "stopped" || st["ha"].(map[string]any)["managed"] != float64(0) {
 		t.Errorf("VM 101 status %v ha %v, want stopped, not HA-managed", st["status"], st["ha"])
 	}
-	if res := c.ok("GET", "/cluster/ha/resources", nil).data().([]any); len(res) != 0 {
-		t.Errorf("HA resources %v, want none", res)
+	checkHandBuiltHA(t, c)
+	if rules := c.ok("GET", "/cluster/ha/rules", nil).data().([]any); len(rules) != 0 {
+		t.Errorf("HA rules %v, want none (VM 100 may run anywhere)", rules)
+	}
+}
+
+// checkHandBuiltHA: VM 100, and only it, is an HA resource, started,
+// without a group, and HA-managed; no rule binds it.
+func checkHandBuiltHA(t *testing.T, c *client) {
+	t.Helper()
+	res := c.ok("GET", "/cluster/ha/resources", nil).data().([]any)
+	if len(res) != 1 {
+		t.Fatalf("HA resources %v, want vm:100 only", res)
+	}
+	if r := res[0].(map[string]any); r["sid"] != "vm:100" || r["state"] != "started" || r["group"] != nil {
+		t.Errorf("HA resource %v, want vm:100 started without a group", r)
+	}
+	if st := c.ok("GET", "/nodes/z2g4a/qemu/100/status/current", nil).data().(map[string]any); st["status"] != "running" || st["ha"].(map[string]any)["managed"] != float64(1) {
+		t.Errorf("VM 100 status %v ha %v, want running, HA-managed", st["status"], st["ha"])
 	}
 }
 
@@ -299,7 +322,10 @@ func TestHandBuiltRefusesLabsItCannotBuild(t *testing.T) {
 	}{
 		{"two nodes", func(l *Lab) { l.Nodes = l.Nodes[:2] }, "needs at least 3 nodes"},
 		{"two OSD hosts", func(l *Lab) { l.Nodes[1].Disks = l.Nodes[1].Disks[:1] }, "needs three nodes with such disks; the lab has 2 (none on z2g4b)"},
-		{"one NIC besides storage", func(l *Lab) { l.Nodes[0].NICs = []LabNIC{{Name: "i219"}, {Name: "cx354ap1"}} }, "needs two NICs for bond0 besides the storage NIC cx354ap1, the node has 1"},
+		{"management NIC only", func(l *Lab) {
+			l.Nodes[0].Management.NIC = "i219"
+			l.Nodes[0].NICs = []LabNIC{{Name: "i219"}}
+		}, "needs a storage NIC besides the management NIC i219"},
 		{"no gateway", func(l *Lab) { l.Nodes[2].Management.Gateway = "" }, "node z2g4c: the hand-built state needs a management gateway"},
 		{"same host part", func(l *Lab) { l.Nodes[1].Management.CIDR = "10.0.0.10/24" }, "ends in 10 like node z2g4a's"},
 	}
@@ -328,7 +354,7 @@ func TestHandBuiltPlanDerivesNICs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := plan[0]; p.storageNIC != "ens1f0" || p.bond != [2]string{"eno1", "eno2"} {
+	if p := plan[0]; p.storageNIC != "ens1f0" || strings.Join(p.bond, "+") != "eno1+eno2" {
 		t.Errorf("storage %s bond %v, want ens1f0 and eno1+eno2", p.storageNIC, p.bond)
 	}
 }
@@ -439,15 +465,16 @@ func TestHandBuiltOnPVE84(t *testing.T) {
 	if cfg["scsi0"] != "ceph:vm-100-disk-1,cache=writeback,discard=on,iothread=1,size=32G,ssd=1" {
 		t.Errorf("8.4 VM 100 scsi0 %v", cfg["scsi0"])
 	}
+	checkHandBuiltHA(t, c)
 }
 
-// The shipped labs other than the reference cannot be hand-built by the
-// reference log; the error says why.
+// Every shipped lab can be hand-built: the consumer lab by its data disks
+// without PLP, the diskless lab without bonds.
 func TestHandBuiltPlanOfShippedLabs(t *testing.T) {
 	want := map[string]string{
 		"reference": "",
-		"consumer":  `lab "consumer": the hand-built state puts the OSDs on the disks with power_loss_protection that are not the boot disk, and pool ceph (size 3 over hosts) needs three nodes with such disks; the lab has 0 (none on cons1, cons2, cons3)`,
-		"diskless":  `lab "diskless" node jpl-proxmox6: the hand-built state needs two NICs for bond0 besides the storage NIC enp1s0f1, the node has 1`,
+		"consumer":  "",
+		"diskless":  "",
 	}
 	for _, name := range ShippedLabNames() {
 		lab, err := ShippedLab(name)
