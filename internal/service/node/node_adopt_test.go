@@ -11,7 +11,7 @@ import (
 
 // The node base of the lab built by hand (the internal root CA trusted,
 // systemd-journal-upload configured with a Restart=always drop-in, enabled
-// and running, tuned latency-performance) adopted on every node with import
+// and running, pve-daily-update.timer's drop-in, tuned latency-performance) adopted on every node with import
 // blocks: imports only, no write, no writing command, empty plan after
 // (issue #12).
 func TestAccNodeBase_adoptHandBuilt(t *testing.T) {
@@ -62,6 +62,24 @@ resource "pve_node_file" "journal_upload_dropin_%[1]s" {
   EOT
 }
 
+resource "pve_node_file" "daily_update_timer_%[1]s" {
+  node          = %[1]q
+  path          = "/etc/systemd/system/pve-daily-update.timer.d/override.conf"
+  daemon_reload = true
+  restart_units = ["pve-daily-update.timer"]
+  content       = <<-EOT
+    [Timer]
+    OnCalendar=
+    OnCalendar=00/4:00
+    RandomizedDelaySec=0
+  EOT
+}
+
+import {
+  to = pve_node_file.daily_update_timer_%[1]s
+  id = "%[1]s:/etc/systemd/system/pve-daily-update.timer.d/override.conf"
+}
+
 resource "pve_node_service" "journal_upload_%[1]s" {
   node    = %[1]q
   unit    = "systemd-journal-upload.service"
@@ -105,7 +123,8 @@ import {
 		// daemon_reload is what the provider does after it writes, not
 		// something on the node: import records false, so the first plan
 		// updates it alone, and the apply writes nothing.
-		updates = append(updates, "pve_node_file.journal_upload_dropin_"+node)
+		// The same for the timer drop-in's daemon_reload and restart_units.
+		updates = append(updates, "pve_node_file.journal_upload_dropin_"+node, "pve_node_file.daily_update_timer_"+node)
 	}
 	e.Run(t, resource.TestCase{Steps: e.AdoptStepsUpdating(e.Config(hcl), addrs, updates)})
 }
