@@ -117,14 +117,14 @@ import {
   id = %[1]q
 }
 `, node)
-		for _, r := range []string{"pve_node_trusted_ca.root_ca_a_", "pve_node_file.journal_upload_conf_", "pve_node_service.journal_upload_", "pve_node_tuned_profile.lab_"} {
+		for _, r := range []string{"pve_node_trusted_ca.root_ca_a_", "pve_node_file.journal_upload_conf_", "pve_node_file.journal_upload_dropin_", "pve_node_service.journal_upload_", "pve_node_tuned_profile.lab_"} {
 			addrs = append(addrs, r+node)
 		}
-		// daemon_reload is what the provider does after it writes, not
-		// something on the node: import records false, so the first plan
-		// updates it alone, and the apply writes nothing.
-		// The same for the timer drop-in's daemon_reload and restart_units.
-		updates = append(updates, "pve_node_file.journal_upload_dropin_"+node, "pve_node_file.daily_update_timer_"+node)
+		// restart_units is what the provider does after it writes, not
+		// something on the node: import cannot read it back, so the first
+		// plan updates it alone, and the apply writes nothing. (The
+		// drop-ins' daemon_reload import infers from the path.)
+		updates = append(updates, "pve_node_file.daily_update_timer_"+node)
 	}
 	e.Run(t, resource.TestCase{Steps: e.AdoptStepsUpdating(e.Config(hcl), addrs, updates)})
 }
