@@ -159,7 +159,7 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "Whether the VM boots from this disk: true puts the slot first in the VM's boot order " +
 					"(PVE does not add disks to it by itself, so a VM created before its disk would otherwise boot from its " +
 					"network card), false takes it out; unset leaves the boot order alone (for `pve_vm.boot_order`). Do not " +
-					"set both. On a running VM the new order is pending until the next start, when it matters.",
+					"set both. On a running VM the new order is pending until the next start, when it matters. Import records true for a slot in the boot order, else leaves it unset.",
 			},
 			"reboot_if_needed": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
