@@ -172,10 +172,11 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"reload_units": unitSet("Units to reload (`systemctl try-reload-or-restart`: a restart for units that cannot reload) " +
 				"after the file changed."),
 			"daemon_reload": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Run `systemctl daemon-reload` after the file changed, before restarting units: set it for unit files and drop-ins.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "Run `systemctl daemon-reload` after the file changed, before restarting units: set it for unit files and drop-ins. " +
+					"Import sets it for files under systemd's unit directories (`/etc/systemd/system/`, `/etc/systemd/user/`, `/usr/local/lib/systemd/`).",
 			},
 			"keep_on_destroy": schema.BoolAttribute{
 				Optional:            true,
@@ -567,6 +568,22 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("path"), p)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("daemon_reload"), false)...)
+	// A unit file or drop-in is only read by systemd after a
+	// daemon-reload, so its configuration says daemon_reload = true:
+	// adopting one then plans no change.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("daemon_reload"), isUnitFilePath(p))...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("keep_on_destroy"), false)...)
+}
+
+// unitFileDirs are where systemd looks for units and their drop-ins among
+// the directories pve_node_file manages (systemd.unit(5)).
+var unitFileDirs = []string{"/etc/systemd/system/", "/etc/systemd/user/", "/usr/local/lib/systemd/system/", "/usr/local/lib/systemd/user/"}
+
+func isUnitFilePath(p string) bool {
+	for _, d := range unitFileDirs {
+		if strings.HasPrefix(p, d) {
+			return true
+		}
+	}
+	return false
 }

@@ -159,7 +159,7 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "Whether the VM boots from this disk: true puts the slot first in the VM's boot order " +
 					"(PVE does not add disks to it by itself, so a VM created before its disk would otherwise boot from its " +
 					"network card), false takes it out; unset leaves the boot order alone (for `pve_vm.boot_order`). Do not " +
-					"set both. On a running VM the new order is pending until the next start, when it matters.",
+					"set both. On a running VM the new order is pending until the next start, when it matters. Import records true for a slot in the boot order, else leaves it unset.",
 			},
 			"reboot_if_needed": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
@@ -417,8 +417,20 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	resp.Diagnostics.Append(state.fromDrive(vmid, slot, node, s.Effective, s.Pending())...)
 	state.setBoot(s, slot)
+	if imported, _ := req.Private.GetKey(ctx, importedKey); len(imported) > 0 {
+		// The first read after an import: a slot the VM boots from is
+		// recorded as boot = true (as the configuration that adopts a
+		// system disk says), any other leaves boot unmanaged.
+		if inBootOrder(s.Boot, slot) {
+			state.Boot = types.BoolValue(true)
+		}
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
+
+// importedKey marks, in private state, a disk imported but not read yet.
+const importedKey = "imported"
 
 // hotpluggable reports whether a running VM plugs a disk of slot in and
 // out at once (vmconfig_hotplug_pending: SCSI and VirtIO with the hotplug
@@ -763,4 +775,5 @@ func (r *vmDiskResource) ImportState(ctx context.Context, req resource.ImportSta
 	m.Volume = types.StringNull()
 	m.Node = types.StringNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte(`true`))...)
 }
