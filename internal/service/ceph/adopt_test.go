@@ -149,25 +149,6 @@ resource "pve_ceph_config" "osd_db" {
 	return b.String()
 }
 
-// adoptForget is the last configuration: every adopted resource removed
-// from the state with destroy = false, so that the test's closing destroy
-// leaves the lab's Ceph alone.
-func adoptForget(addrs []string) string {
-	var b strings.Builder
-	for _, a := range addrs {
-		fmt.Fprintf(&b, "removed {\n  from = %s\n  lifecycle {\n    destroy = false\n  }\n}\n", a)
-	}
-	return b.String()
-}
-
-func hclList(xs []string) string {
-	q := make([]string, len(xs))
-	for i, x := range xs {
-		q[i] = fmt.Sprintf("%q", x)
-	}
-	return "[" + strings.Join(q, ", ") + "]"
-}
-
 // adoptAddrs are the resource addresses of adoptCephHCL.
 func adoptAddrs(nodes []string, osdBackfills bool) []string {
 	a := []string{"pve_ceph_flags.this", "pve_ceph_cluster.lab", "pve_ceph_pool.ceph", "pve_ceph_config.osd_conf", "pve_ceph_config.client"}
@@ -232,7 +213,7 @@ func TestAccCephAdoptHandBuilt(t *testing.T) {
 					},
 					Config: config, PlanOnly: true,
 				},
-				{Config: e.Config(adoptForget(adoptAddrs(e.Nodes, backfills)))},
+				acctest.ForgetStep(e.Config(""), adoptAddrs(e.Nodes, backfills)...),
 			}})
 		})
 	}
@@ -342,7 +323,7 @@ func TestAccCephAdoptHandBuilt_editRestarts(t *testing.T) {
 			),
 		},
 		{Config: e.Config(adoptCephHCL(e.Nodes, false, "6442450944")), PlanOnly: true},
-		{Config: e.Config(adoptForget(addrs))},
+		acctest.ForgetStep(e.Config(""), addrs...),
 	}})
 }
 
