@@ -18,6 +18,9 @@ import (
 // HandBuilt starts the reference lab in pvesim's hand-built state (issue #12).
 func HandBuilt(t *testing.T) *Env {
 	t.Helper()
+	if Live() {
+		t.Skip("needs pvesim's hand-built lab")
+	}
 	lab, err := pvesim.ShippedLab("reference")
 	if err != nil {
 		t.Fatal(err)

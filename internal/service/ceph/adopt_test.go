@@ -170,15 +170,7 @@ func TestAccCephAdoptHandBuilt(t *testing.T) {
 	for _, backfills := range []bool{false, true} {
 		t.Run(fmt.Sprintf("osd_max_backfills_in_hcl=%v", backfills), func(t *testing.T) {
 			t.Parallel()
-			if acctest.Live() {
-				t.Skip("needs pvesim's hand-built lab")
-			}
-			lab, err := pvesim.ShippedLab("reference")
-			if err != nil {
-				t.Fatal(err)
-			}
-			lab.Start = pvesim.StartHandBuilt
-			e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab})
+			e := acctest.HandBuilt(t)
 			config := e.Config(adoptCephHCL(e.Nodes, backfills, "8589934592"))
 			checks := []plancheck.PlanCheck{onlyApplyChanges{"pve_ceph_config.osd_conf"}}
 			for _, a := range adoptAddrs(e.Nodes, backfills) {
@@ -331,15 +323,7 @@ func TestAccCephAdoptHandBuilt_editRestarts(t *testing.T) {
 // there or holds no OSD.
 func TestAccCephAdoptHandBuilt_osdImportByDeviceErrors(t *testing.T) {
 	t.Parallel()
-	if acctest.Live() {
-		t.Skip("needs pvesim's hand-built lab")
-	}
-	lab, err := pvesim.ShippedLab("reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lab.Start = pvesim.StartHandBuilt
-	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab})
+	e := acctest.HandBuilt(t)
 	node := e.Node(t, 0)
 	cfg := func(id string) string {
 		return e.Config(fmt.Sprintf(`

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
-	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
 // The network of the lab built by hand (bond0, bridge0 with the management
@@ -19,15 +18,7 @@ import (
 // the next plan is empty (issue #12).
 func TestAccNodeNetworkConfig_adoptHandBuilt(t *testing.T) {
 	t.Parallel()
-	if acctest.Live() {
-		t.Skip("needs pvesim's hand-built lab")
-	}
-	lab, err := pvesim.ShippedLab("reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lab.Start = pvesim.StartHandBuilt
-	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab})
+	e := acctest.HandBuilt(t)
 	node := e.Node(t, 0)
 	// As the build log's user wrote it: no comments.
 	hcl := strings.NewReplacer(`, comments = "corosync link0"`, "", `, comments = "storage network"`, "").Replace(referenceLabConfig(node, 10, ""))
