@@ -31,10 +31,10 @@ func listNetwork(ctx context.Context, pd *framework.ProviderData, node string) (
 	})
 }
 
-func findInterface(list *pve.NetworkList, iface string) *pve.NetworkInterface {
-	for i := range list.Interfaces {
-		if list.Interfaces[i].Iface == iface {
-			return &list.Interfaces[i]
+func findInterface(list []pve.NetworkInterface, iface string) *pve.NetworkInterface {
+	for i := range list {
+		if list[i].Iface == iface {
+			return &list[i]
 		}
 	}
 	return nil

@@ -254,7 +254,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 	warnings, err := applyNetworkChange(ctx, r.PD, node, plan.applyOptions(), func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
 		if plan.Type.ValueString() == typeEth {
 			// A physical NIC is always listed; "creating" it configures it.
-			existing := findInterface(current, iface)
+			existing := findInterface(current.Interfaces, iface)
 			if existing == nil {
 				return fmt.Errorf("node %s has no physical interface %q; the node reports: %s", node, iface, ifaceNames(current, typeEth))
 			}
@@ -316,7 +316,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 		return
 	}
 	warnings, err := applyNetworkChange(ctx, r.PD, node, plan.applyOptions(), func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
-		if findInterface(current, iface) == nil {
+		if findInterface(current.Interfaces, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
 		return c.UpdateNetworkInterface(ctx, node, iface, body)
@@ -340,7 +340,7 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
 	warnings, err := applyNetworkChange(ctx, r.PD, node, prior.applyOptions(), func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
-		if findInterface(current, iface) == nil {
+		if findInterface(current.Interfaces, iface) == nil {
 			return errNothingToDo
 		}
 		// For an eth this drops its stanza; the NIC itself stays listed.
@@ -373,7 +373,7 @@ func (r *nodeNetworkResource) read(ctx context.Context, node, iface string) (*no
 		framework.AddUnable(&diags, "Read", "network interface", networkID(node, iface), err)
 		return nil, false, diags
 	}
-	in := findInterface(list, iface)
+	in := findInterface(list.Interfaces, iface)
 	if in == nil {
 		return nil, false, diags
 	}

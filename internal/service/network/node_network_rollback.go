@@ -55,7 +55,7 @@ func touchesManagementPath(addr string, before, after []pve.NetworkInterface) (b
 	var parts []string
 	switch {
 	case ha == nil:
-		if now := lookupIface(after, hb.Iface); now != nil {
+		if now := findInterface(after, hb.Iface); now != nil {
 			parts = append(parts, fmt.Sprintf("changes %s, which holds the management address %s: %s",
 				hb.Iface, ip, strings.Join(ifaceDiff(hb, now), ", ")))
 		} else {
@@ -75,7 +75,7 @@ func touchesManagementPath(addr string, before, after []pve.NetworkInterface) (b
 			}
 		}
 		for _, n := range names {
-			b, a := lookupIface(before, n), lookupIface(after, n)
+			b, a := findInterface(before, n), findInterface(after, n)
 			what := fmt.Sprintf("%s, which holds the management address %s", n, ip)
 			if n != hb.Iface {
 				what = fmt.Sprintf("%s (on the path of %s on %s)", n, ip, hb.Iface)
@@ -133,15 +133,6 @@ func cidrFor(in *pve.NetworkInterface, ip netip.Addr) string {
 	return c
 }
 
-func lookupIface(list []pve.NetworkInterface, name string) *pve.NetworkInterface {
-	for i := range list {
-		if list[i].Iface == name {
-			return &list[i]
-		}
-	}
-	return nil
-}
-
 // lowerDevices are what an interface's traffic goes through: a bridge's
 // ports, a bond's slaves, a VLAN's raw device (named or implied by a
 // parent.id name).
@@ -170,7 +161,7 @@ func pathNames(list []pve.NetworkInterface, name string) []string {
 			return
 		}
 		out = append(out, n)
-		if in := lookupIface(list, n); in != nil {
+		if in := findInterface(list, n); in != nil {
 			for _, l := range lowerDevices(in) {
 				walk(l)
 			}
@@ -184,13 +175,13 @@ func pathNames(list []pve.NetworkInterface, name string) []string {
 // bcm5720p0)", "bridge0 (port bond0: bcm5720p0, bcm5720p1)", "bridge0 (no
 // ports)".
 func describePath(list []pve.NetworkInterface, name string) string {
-	in := lookupIface(list, name)
+	in := findInterface(list, name)
 	if in == nil {
 		return name
 	}
 	var sub func(n string, depth int) string
 	sub = func(n string, depth int) string {
-		i := lookupIface(list, n)
+		i := findInterface(list, n)
 		if i == nil || depth > 4 {
 			return n
 		}
@@ -442,7 +433,7 @@ func lostManagementAddress(addr string, before, after []pve.NetworkInterface) st
 	if hb == nil || addressHolder(ip, after) != nil {
 		return ""
 	}
-	if now := lookupIface(after, hb.Iface); now != nil {
+	if now := findInterface(after, hb.Iface); now != nil {
 		method := now.Method
 		if ip.Is6() {
 			method = now.Method6
@@ -993,7 +984,7 @@ func (r *nodeNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 			after = append(after, in)
 		}
 	}
-	cur := findInterface(list, iface)
+	cur := findInterface(list.Interfaces, iface)
 	switch {
 	case destroy && cur != nil && cur.Type == typeEth:
 		// Deleting an eth drops its stanza; the NIC stays.
