@@ -12,22 +12,61 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
 // HandBuilt starts the reference lab in pvesim's hand-built state (issue #12).
 func HandBuilt(t *testing.T) *Env {
 	t.Helper()
+	return HandBuiltLab(t, "reference")
+}
+
+// HandBuiltLab starts a shipped lab (examples/labs/<name>) in pvesim's
+// hand-built state.
+func HandBuiltLab(t *testing.T, name string) *Env {
+	t.Helper()
 	if Live() {
 		t.Skip("needs pvesim's hand-built lab")
 	}
-	lab, err := pvesim.ShippedLab("reference")
+	lab, err := pvesim.ShippedLab(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lab.Start = pvesim.StartHandBuilt
 	return NewWithOptions(t, pvesim.Options{Lab: lab})
 }
+
+// ReadOnlyClient is a root@pam client that refuses every write before it
+// is sent (pve.Config.ReadOnly), as the adoption command uses.
+func (e *Env) ReadOnlyClient(t *testing.T) *pve.Client {
+	t.Helper()
+	if e.Sim == nil {
+		t.Skip("needs the simulator")
+	}
+	return mustClient(t, pve.Config{Endpoint: e.endpoint, Username: "root@pam", Password: e.rootPassword, TLSFingerprint: e.fingerprint, ReadOnly: true})
+}
+
+// Endpoint, TLSFingerprint and RootPassword are how the environment
+// reaches PVE as root@pam.
+func (e *Env) Endpoint() string       { return e.endpoint }
+func (e *Env) TLSFingerprint() string { return e.fingerprint }
+func (e *Env) RootPassword() string   { return e.rootPassword }
+
+// SSHClientKey is the simulated nodes' root key ("" without SSH) and
+// SSHEndpoints each node's sshd (host:port).
+func (e *Env) SSHClientKey() string { return e.sshInfo.SSHClientKey }
+func (e *Env) SSHEndpoints() map[string]string {
+	out := map[string]string{}
+	for _, n := range e.sshInfo.Nodes {
+		out[n.Name] = n.SSHEndpoint
+	}
+	return out
+}
+
+// ReadOnlySSH reports whether a command line only reads: adoption must not
+// change a node.
+func ReadOnlySSH(argv []string) bool { return readOnlySSH(argv) }
 
 // readOnlySSH reports whether a command line only reads: adoption must not
 // change a node.
@@ -45,6 +84,15 @@ func readOnlySSH(argv []string) bool {
 				return true
 			}
 		}
+	case "ceph":
+		for _, a := range argv[1:] {
+			switch a {
+			case "set", "rm", "unset", "restart", "create", "destroy", "out", "in", "down", "purge", "add",
+				"assimilate-conf", "reweight", "pause", "unpause", "set-group", "unset-group", "enable", "disable":
+				return false
+			}
+		}
+		return true
 	case "tuned-adm":
 		return len(argv) > 1 && (argv[1] == "active" || argv[1] == "list")
 	case "ethtool":

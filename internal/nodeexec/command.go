@@ -136,6 +136,19 @@ func (c *Command) AcceptExit(codes ...int) *Command {
 // Program is the program the command runs.
 func (c *Command) Program() string { return c.args[0].value }
 
+// Argv is the program and its arguments, secrets replaced by "<redacted>":
+// what a guard (Config.Allow) judges.
+func (c *Command) Argv() []string {
+	out := make([]string, len(c.args))
+	for i, a := range c.args {
+		out[i] = a.value
+		if a.secret {
+			out[i] = redacted
+		}
+	}
+	return out
+}
+
 // String is the command as a shell line with secrets replaced by
 // "<redacted>", for logs and errors. It is never executed.
 func (c *Command) String() string {

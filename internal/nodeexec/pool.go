@@ -47,6 +47,10 @@ type Config struct {
 	// MaxSessionsPerNode caps concurrent commands on one node (default 8,
 	// below OpenSSH's MaxSessions of 10 per connection).
 	MaxSessionsPerNode int
+	// Allow, when set, judges every command before it runs (its argv,
+	// secrets redacted); an error refuses it. The adoption command uses it
+	// to run only commands that read.
+	Allow func(argv []string) error
 	// Logf receives debug events with key/value pairs; never secrets or
 	// standard input.
 	Logf func(msg string, kv ...any)
@@ -184,6 +188,11 @@ func (p *Pool) Run(ctx context.Context, node string, c *Command) (*Result, error
 	}
 	if err := c.validate(); err != nil {
 		return nil, fail(err)
+	}
+	if p.cfg.Allow != nil {
+		if err := p.cfg.Allow(c.Argv()); err != nil {
+			return nil, fail(err)
+		}
 	}
 	timeout := c.timeout
 	if timeout <= 0 {

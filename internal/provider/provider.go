@@ -43,7 +43,19 @@ func New(version string) func() provider.Provider {
 	return func() provider.Provider { return &pveProvider{version: version} }
 }
 
-type pveProvider struct{ version string }
+// NewReadOnly is New for a provider that cannot change a cluster: its API
+// clients refuse every write before sending it (pve.Config.ReadOnly) and
+// each SSH command must pass allowSSH. The adoption command runs the
+// resources' own import and Read through it (internal/adopt).
+func NewReadOnly(version string, allowSSH func(argv []string) error) func() provider.Provider {
+	return func() provider.Provider { return &pveProvider{version: version, readOnly: true, allowSSH: allowSSH} }
+}
+
+type pveProvider struct {
+	version  string
+	readOnly bool
+	allowSSH func(argv []string) error
+}
 
 type providerModel struct {
 	Endpoint            types.String                   `tfsdk:"endpoint"`
@@ -182,6 +194,7 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		return
 	}
 	cfg.UserAgent = "terraform-provider-pve/" + p.version
+	cfg.ReadOnly = p.readOnly
 	cfg.Logger = func(msg string, kv ...any) { tflog.Debug(ctx, msg, kvFields(kv)) }
 
 	client, err := pve.NewClient(cfg)
@@ -208,12 +221,24 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		return
 	}
 	pd := framework.NewProviderData(client, standalone)
-	pd.NodeExec, pd.NodeExecUnavailable, pd.NodeExecDeferred = configureSSH(ctx, m.SSH, pd, &resp.Diagnostics)
+	pd.NodeExec, pd.NodeExecUnavailable, pd.NodeExecDeferred = configureSSH(ctx, m.SSH, pd, p.sshGuard(), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	resp.ResourceData = pd
 	resp.DataSourceData = pd
+}
+
+// sshGuard is the check every SSH command passes: none, or for a
+// read-only provider allowSSH (refusing everything when it is unset).
+func (p *pveProvider) sshGuard() func([]string) error {
+	if !p.readOnly {
+		return nil
+	}
+	if p.allowSSH == nil {
+		return func(argv []string) error { return fmt.Errorf("read-only provider: refusing %v", argv) }
+	}
+	return p.allowSSH
 }
 
 // buildConfig merges the configuration with the environment (configuration

@@ -151,7 +151,7 @@ func sshUnknown(m *sshModel) string {
 // configureSSH builds the node command pool from the ssh block and the
 // PVE_SSH_* variables. Without either it returns nil and the reason
 // RequireNodeExec shows; deferred is set when values are not known yet.
-func configureSSH(ctx context.Context, m *sshModel, pd *framework.ProviderData, d *diag.Diagnostics) (pool *nodeexec.Pool, reason string, deferred bool) {
+func configureSSH(ctx context.Context, m *sshModel, pd *framework.ProviderData, allow func([]string) error, d *diag.Diagnostics) (pool *nodeexec.Pool, reason string, deferred bool) {
 	configured := m != nil
 	for _, v := range sshEnvVars {
 		if os.Getenv(v) != "" {
@@ -237,6 +237,7 @@ func configureSSH(ctx context.Context, m *sshModel, pd *framework.ProviderData, 
 		return nil, "The ssh configuration is invalid.", false
 	}
 	cfg.Resolve = nodeAddressResolver(pd, m.Nodes, int(port))
+	cfg.Allow = allow
 	pool, err = nodeexec.New(cfg)
 	if err != nil {
 		d.AddAttributeError(path.Root("ssh"), "Invalid SSH configuration", err.Error()+".\n\n"+framework.SSHHowTo)

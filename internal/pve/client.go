@@ -58,6 +58,10 @@ type Config struct {
 	// Logger, if set, receives retry and task-progress messages with
 	// key/value pairs, so the provider can route them to tflog.
 	Logger func(msg string, kv ...any)
+	// ReadOnly refuses every request but GET (and the login) before it is
+	// sent, with ErrReadOnly: what reads a cluster (the adoption command)
+	// then cannot change it, whatever its code calls.
+	ReadOnly bool
 }
 
 const (
@@ -376,6 +380,9 @@ func (c *Client) ensureTicket(ctx context.Context, stale uint64, force bool) err
 	return c.login(ctx)
 }
 
+// ReadOnly reports whether the client refuses writes (Config.ReadOnly).
+func (c *Client) ReadOnly() bool { return c.cfg.ReadOnly }
+
 // Get sends a GET with params in the query string and decodes "data" into out
 // (which may be nil).
 func (c *Client) Get(ctx context.Context, path string, params Params, out any) error {
@@ -435,6 +442,9 @@ func (r *response) decode(method, path string, out any) error {
 func (c *Client) do(ctx context.Context, method, path string, params Params, noAuth bool) (*response, error) {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
+	}
+	if c.cfg.ReadOnly && method != http.MethodGet && !noAuth {
+		return nil, fmt.Errorf("%w: %s %s", ErrReadOnly, method, path)
 	}
 	if !noAuth && c.tokenID == "" {
 		if err := c.ensureTicket(ctx, 0, false); err != nil {

@@ -12,6 +12,10 @@ import (
 // object does not exist, so resources can be removed from state.
 var ErrNotFound = errors.New("not found")
 
+// ErrReadOnly is returned, before anything is sent, for a write through a
+// client configured ReadOnly.
+var ErrReadOnly = errors.New("refused by a read-only client")
+
 // IsNotFound reports whether err means "the object does not exist".
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 

@@ -1,0 +1,255 @@
+package adopt
+
+import (
+	"fmt"
+	"math/big"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// generate writes every group as a resource block and its import blocks.
+func (r *run) generate() error {
+	for _, g := range r.groups {
+		if len(g.instances) == 0 {
+			continue
+		}
+		if err := r.writeGroup(g); err != nil {
+			return fmt.Errorf("%s: %w", g.address(), err)
+		}
+	}
+	return nil
+}
+
+func (r *run) writeGroup(g *group) error {
+	objs := make([]map[string]any, len(g.instances))
+	for i, in := range g.instances {
+		objs[i] = r.configOf(g, in)
+	}
+	names := attrNames(g, objs)
+	single := len(g.instances) == 1 && g.instances[0].key == ""
+
+	body := r.file(g.File)
+	if len(body.Attributes())+len(body.Blocks()) > 0 {
+		body.AppendNewline()
+	}
+	if g.Comment != "" {
+		comment(body, g.Comment)
+	}
+	if single {
+		b := body.AppendNewBlock("resource", []string{g.Type, g.Name}).Body()
+		for _, n := range names {
+			if v, ok := objs[0][n]; ok {
+				setValue(b, n, v)
+			}
+		}
+		r.dependsOn(b, g)
+		r.res.Imports = append(r.res.Imports, Import{To: g.address(), ID: g.instances[0].id})
+		return nil
+	}
+
+	// Values every instance shares are written in the block; the others
+	// come from the locals map, one entry per key.
+	common := map[string]bool{}
+	for _, n := range names {
+		common[n] = true
+		first, ok := objs[0][n]
+		for _, o := range objs {
+			v, has := o[n]
+			if !has || !ok || !reflect.DeepEqual(v, first) {
+				common[n] = false
+				break
+			}
+		}
+	}
+	nodeIsKey := true
+	for i, in := range g.instances {
+		if objs[i]["node"] != in.key {
+			nodeIsKey = false
+		}
+	}
+	local := map[string]any{}
+	for i, in := range g.instances {
+		entry := map[string]any{}
+		for _, n := range names {
+			if common[n] || (n == "node" && nodeIsKey) {
+				continue
+			}
+			entry[n] = objs[i][n] // nil (null) where this instance has none
+		}
+		local[in.key] = entry
+	}
+	varying := false
+	for _, e := range local {
+		varying = varying || len(e.(map[string]any)) > 0
+	}
+	b := body.AppendNewBlock("resource", []string{g.Type, g.Name}).Body()
+	if varying {
+		setExpr(b, "for_each", "local."+g.Local)
+	} else {
+		keys := make([]string, 0, len(local))
+		for k := range local {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		setExpr(b, "for_each", "toset("+string(hclwrite.TokensForValue(val(keys)).Bytes())+")")
+	}
+	b.AppendNewline()
+	for _, n := range names {
+		switch {
+		case n == "node" && nodeIsKey:
+			setExpr(b, n, "each.key")
+		case common[n]:
+			setValue(b, n, objs[0][n])
+		default:
+			setExpr(b, n, "each.value."+n)
+		}
+	}
+	r.dependsOn(b, g)
+	if varying {
+		lb := block(r.file(g.File), "locals")
+		setValue(lb, g.Local, local)
+	}
+	for _, in := range g.instances {
+		r.res.Imports = append(r.res.Imports, Import{To: fmt.Sprintf("%s[%q]", g.address(), in.key), ID: in.id})
+	}
+	return nil
+}
+
+func (r *run) dependsOn(b *hclwrite.Body, g *group) {
+	var deps []string
+	for _, d := range g.DependsOn {
+		if o, ok := r.byAddr[d]; ok && len(o.instances) > 0 {
+			deps = append(deps, d)
+		}
+	}
+	if len(deps) > 0 {
+		setExpr(b, "depends_on", "["+strings.Join(deps, ", ")+"]")
+	}
+}
+
+// attrNames are the attributes any instance sets, node first, then in
+// the schema's alphabetical order.
+func attrNames(g *group, objs []map[string]any) []string {
+	seen := map[string]bool{}
+	for _, o := range objs {
+		for k := range o {
+			seen[k] = true
+		}
+	}
+	var names []string
+	for k := range seen {
+		if k != "node" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	if seen["node"] {
+		names = append([]string{"node"}, names...)
+	}
+	return names
+}
+
+// configOf is the configuration of one object: every attribute a
+// configuration may set that Read filled, unless it is at its default or
+// the group omits it. Sensitive values become variables.
+func (r *run) configOf(g *group, in *instance) map[string]any {
+	out := map[string]any{}
+	for name, spec := range g.specs {
+		if !spec.configurable || name == "id" || contains(g.Omit, name) {
+			continue
+		}
+		v, ok := in.state[name]
+		if !ok || v.IsNull() || !v.IsKnown() || (spec.def != nil && spec.def.Equal(v)) {
+			continue
+		}
+		if spec.sensitive {
+			out[name] = r.sensitive(g, in, name)
+			continue
+		}
+		out[name] = goOf(v, spec.nested)
+	}
+	return out
+}
+
+// sensitive declares (once per group and attribute) a sensitive variable
+// holding the attribute per key, and returns the reference to it.
+func (r *run) sensitive(g *group, in *instance, name string) Expr {
+	vname := g.Local + "_" + name
+	if !contains(r.res.Variables, vname) {
+		r.res.Variables = append(r.res.Variables, vname)
+		v := block(r.file("main.tf"), "variable", vname)
+		set(v, "description", fmt.Sprintf("%s of %s, by key (sensitive: never written by the adoption).", name, g.address()))
+		setExpr(v, "type", "map(string)")
+		set(v, "sensitive", true)
+	}
+	if in.key == "" {
+		return Expr(fmt.Sprintf("var.%s[%q]", vname, "default"))
+	}
+	return Expr(fmt.Sprintf("var.%s[%q]", vname, in.key))
+}
+
+// goOf converts a state value into what val and tokens write; nested
+// limits an object to its configurable attributes (nested attributes).
+func goOf(v tftypes.Value, nested map[string]*attrSpec) any {
+	if v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	t := v.Type()
+	switch {
+	case t.Is(tftypes.String):
+		var s string
+		_ = v.As(&s)
+		return s
+	case t.Is(tftypes.Bool):
+		var b bool
+		_ = v.As(&b)
+		return b
+	case t.Is(tftypes.Number):
+		var f big.Float
+		_ = v.As(&f)
+		if i, acc := f.Int64(); acc == big.Exact {
+			return i
+		}
+		x, _ := f.Float64()
+		return x
+	case t.Is(tftypes.List{}), t.Is(tftypes.Set{}), t.Is(tftypes.Tuple{}):
+		var elems []tftypes.Value
+		_ = v.As(&elems)
+		out := make([]any, len(elems))
+		for i, e := range elems {
+			out[i] = goOf(e, nested)
+		}
+		return out
+	case t.Is(tftypes.Map{}):
+		var m map[string]tftypes.Value
+		_ = v.As(&m)
+		out := make(map[string]any, len(m))
+		for k, e := range m {
+			out[k] = goOf(e, nested)
+		}
+		return out
+	case t.Is(tftypes.Object{}):
+		var m map[string]tftypes.Value
+		_ = v.As(&m)
+		out := map[string]any{}
+		for k, e := range m {
+			if nested != nil {
+				spec, ok := nested[k]
+				if !ok || !spec.configurable || e.IsNull() || (spec.def != nil && spec.def.Equal(e)) {
+					continue
+				}
+				out[k] = goOf(e, spec.nested)
+				continue
+			}
+			if !e.IsNull() {
+				out[k] = goOf(e, nil)
+			}
+		}
+		return out
+	}
+	return nil
+}
