@@ -19,7 +19,7 @@ import (
 // only a node holds, SSH.
 type Config struct {
 	Endpoint, Username, Password string
-	TLSFingerprint, CACert        string
+	TLSFingerprint, CACert       string
 	// SSH is optional: without it node-only objects are listed as not
 	// adopted, and resources that need SSH to read are left out.
 	SSH *SSHConfig

@@ -2,8 +2,8 @@ package adopt
 
 import (
 	"context"
-	"math/big"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
