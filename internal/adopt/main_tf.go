@@ -1,5 +1,10 @@
 package adopt
 
+import (
+	"net"
+	"strconv"
+)
+
 // ProviderSettings are the non-secret facts main.tf's variables default
 // to: how the adoption itself reached the cluster. Secrets (the password)
 // are variables without a default, never written.
@@ -10,6 +15,10 @@ type ProviderSettings struct {
 	SSHUser        string // root (default)
 	SSHKeyFile     string // ~/.ssh/id_ed25519 (default)
 	KnownHostsFile string // ~/.ssh/known_hosts (default)
+	CACertFile     string // the CA certificate file, when one was used
+	// SSHNodes are node addresses the adoption was given (node ->
+	// host:port), for nodes SSH cannot reach at the address PVE reports.
+	SSHNodes map[string]string
 }
 
 // writeMain writes main.tf: the terraform block, the provider (endpoint and
@@ -44,10 +53,16 @@ func (r *run) writeMain() {
 	if p.TLSFingerprint != "" {
 		setExpr(prov, "tls_fingerprint", "var.tls_fingerprint")
 	}
+	if p.CACertFile != "" {
+		setExpr(prov, "ca_cert", "file(pathexpand(var.ca_cert_file))")
+	}
 	ssh := block(prov, "ssh")
 	set(ssh, "username", p.SSHUser)
 	setExpr(ssh, "private_key", "file(pathexpand(var.ssh_private_key_file))")
 	setExpr(ssh, "known_hosts_file", "pathexpand(var.ssh_known_hosts_file)")
+	if len(p.SSHNodes) > 0 {
+		setExpr(ssh, "nodes", "var.ssh_nodes")
+	}
 
 	variable := func(name, desc string, def any, sensitive bool) {
 		v := block(body, "variable", name)
@@ -66,6 +81,24 @@ func (r *run) writeMain() {
 	if p.TLSFingerprint != "" {
 		variable("tls_fingerprint", "SHA-256 fingerprint of the endpoint's certificate (node > System > Certificates).", p.TLSFingerprint, false)
 	}
+	if p.CACertFile != "" {
+		variable("ca_cert_file", "The CA certificate (PEM) that signed the endpoint's certificate.", p.CACertFile, false)
+	}
 	variable("ssh_private_key_file", "The private key SSH uses to reach the nodes as "+p.SSHUser+".", p.SSHKeyFile, false)
 	variable("ssh_known_hosts_file", "known_hosts with the nodes' host keys (checked, never trusted blindly).", p.KnownHostsFile, false)
+	if len(p.SSHNodes) > 0 {
+		nodes := map[string]any{}
+		for n, hp := range p.SSHNodes {
+			host, port, err := net.SplitHostPort(hp)
+			if err != nil {
+				host, port = hp, "22"
+			}
+			pn, _ := strconv.Atoi(port)
+			nodes[n] = map[string]any{"address": host, "port": pn}
+		}
+		v := block(body, "variable", "ssh_nodes")
+		set(v, "description", "Where SSH reaches each node, where not at the address PVE reports.")
+		setExpr(v, "type", "map(object({ address = string, port = number }))")
+		set(v, "default", nodes)
+	}
 }
