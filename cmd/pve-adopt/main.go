@@ -43,7 +43,7 @@ func main() {
 		stdout: os.Stdout,
 		stderr: os.Stderr,
 		readPassword: func(prompt string) (string, bool, error) {
-			fd := int(os.Stdin.Fd()) //nolint:gosec // a file descriptor fits an int
+			fd := int(os.Stdin.Fd())
 			if !term.IsTerminal(fd) {
 				return "", false, nil
 			}
@@ -157,7 +157,7 @@ func parse(args []string, sys system) (*settings, error) {
 	fs.StringVar(&s.out, "out", "adopted", "directory to write the configuration into (refused when it holds one, unless -force)")
 	fs.BoolVar(&s.force, "force", false, "overwrite the files of an earlier adoption in -out")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
+		_, _ = fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -289,7 +289,7 @@ func tfFiles(dir string) []string {
 // run is main without process globals; it returns the exit status.
 func run(ctx context.Context, args []string, sys system) int {
 	fail := func(err error) int {
-		fmt.Fprintln(sys.stderr, "pve-adopt:", err)
+		_, _ = fmt.Fprintln(sys.stderr, "pve-adopt:", err)
 		return 1
 	}
 	s, err := parse(args, sys)
@@ -297,7 +297,7 @@ func run(ctx context.Context, args []string, sys system) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(sys.stderr, "pve-adopt:", err)
+		_, _ = fmt.Fprintln(sys.stderr, "pve-adopt:", err)
 		return 2
 	}
 	// Refuse before reading the cluster, not after.
@@ -318,7 +318,7 @@ func run(ctx context.Context, args []string, sys system) int {
 		cfg.SSH = &adopt.SSHConfig{User: s.sshUser, PrivateKey: string(key), KnownHostsFile: s.knownHosts, Nodes: s.sshNodes}
 		prov.SSHUser, prov.SSHKeyFile, prov.KnownHostsFile, prov.SSHNodes = s.sshUser, tilde(s.sshKeyFile, sys.home), tilde(s.knownHosts, sys.home), s.sshNodes
 	}
-	fmt.Fprintf(sys.stdout, "pve-adopt: reading %s as %s (%s; reads only)\n", s.endpoint, s.username, strings.Join(s.areas, ", "))
+	_, _ = fmt.Fprintf(sys.stdout, "pve-adopt: reading %s as %s (%s; reads only)\n", s.endpoint, s.username, strings.Join(s.areas, ", "))
 	res, err := adopt.Run(ctx, cfg, adopt.Options{Areas: s.areas, Provider: prov})
 	if err != nil {
 		return fail(hint(err, s))
@@ -330,7 +330,9 @@ func run(ctx context.Context, args []string, sys system) int {
 	if err := res.WriteDir(s.out, s.force); err != nil {
 		return fail(err)
 	}
-	summary(sys.stdout, s, res, before)
+	if _, err := io.WriteString(sys.stdout, summary(s, res, before)); err != nil {
+		return fail(err)
+	}
 	return 0
 }
 
@@ -367,7 +369,8 @@ func hint(err error, s *settings) error {
 
 // summary is what a person reads after the run: what was adopted, where
 // it went, what was not and what to do next.
-func summary(w io.Writer, s *settings, res *adopt.Result, before map[string]bool) {
+func summary(s *settings, res *adopt.Result, before map[string]bool) string {
+	w := &strings.Builder{}
 	counts := map[string]int{}
 	for _, im := range res.Imports {
 		typ, _, _ := strings.Cut(im.To, ".")
@@ -425,6 +428,7 @@ func summary(w io.Writer, s *settings, res *adopt.Result, before map[string]bool
 	}
 	fmt.Fprintf(w, "\nNext:\n  cd %s\n  terraform init\n  terraform plan    # must show only imports: 0 to add, 0 to change, 0 to destroy\n"+
 		"  terraform apply   # records them in state; changes nothing on the cluster\n", s.out)
+	return w.String()
 }
 
 func plural(n int, word string) string {
