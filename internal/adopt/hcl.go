@@ -176,6 +176,9 @@ func tokens(v any) hclwrite.Tokens {
 		}
 		return tokens(l)
 	case []any:
+		if t, ok := objectList(x); ok {
+			return t
+		}
 		var t hclwrite.Tokens
 		t = append(t, &hclwrite.Token{Type: hclsyntax.TokenOBrack, Bytes: []byte("[")})
 		for i, e := range x {
