@@ -101,7 +101,11 @@ func adoptAPT(ctx context.Context, r *run) error {
 		// the handle); the resource refuses handle and path together.
 		Omit:      []string{"path", "index"},
 		DependsOn: []string{"pve_node_network_config.lab"}}
-	for _, node := range r.nodes {
+	nodes, err := r.onlineNodes(ctx, "the APT repositories (pve_apt_repository)")
+	if err != nil {
+		return err
+	}
+	for _, node := range nodes {
 		repos, err := r.api.APTRepositories(ctx, node)
 		if err != nil {
 			return fmt.Errorf("read node %s's APT repositories (GET /nodes/%s/apt/repositories): %w", node, node, err)

@@ -12,7 +12,11 @@ func adoptNetwork(ctx context.Context, r *run) error {
 			"VLANs; physical NICs are listed where they carry an address, MTU or comment. What differs between\n" +
 			"the nodes (addresses) comes from the locals map.",
 		Split: []string{"interfaces"}}
-	for _, node := range r.nodes {
+	nodes, err := r.onlineNodes(ctx, "the network (pve_node_network_config)")
+	if err != nil {
+		return err
+	}
+	for _, node := range nodes {
 		if _, err := r.add(ctx, g, node, node); err != nil {
 			return err
 		}
