@@ -22,7 +22,12 @@ func adoptStorage(ctx context.Context, r *run) error {
 			r.skip(fmt.Sprintf("storage %s (type %s)", sc.Storage, sc.Type), why)
 			continue
 		}
-		name := strings.NewReplacer("-", "_", ".", "_").Replace(sc.Storage)
+		base := strings.NewReplacer("-", "_", ".", "_").Replace(sc.Storage)
+		name := base
+		// a-b and a_b are both valid ids, and one resource name.
+		for i := 2; r.byAddr["pve_storage."+name] != nil; i++ {
+			name = fmt.Sprintf("%s_%d", base, i)
+		}
 		g := Group{File: "storage.tf", Type: "pve_storage", Name: name, Comment: storageComment(sc.Storage, sc.Type)}
 		// shared is computed for every type; only some take it (the
 		// resource refuses it for the others), and false is PVE's
