@@ -1,10 +1,14 @@
 package adopt_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 // The storages of the reference lab built by hand (the installer's local
@@ -38,6 +42,35 @@ func TestAccAdoptStorageDiskless(t *testing.T) {
 	}
 	if tf := string(a.files["storage.tf"]); !strings.Contains(tf, `pool    = "testpool"`) {
 		t.Errorf("storage.tf lacks the pool testpool:\n%s", tf)
+	}
+	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
+}
+
+// Storages added besides the lab's: two directory storages whose ids map
+// to one resource name (bk-1, bk_1) get distinct names; one shared by
+// other means keeps shared = true (dir takes it).
+func TestAccAdoptStorageNames(t *testing.T) {
+	t.Parallel()
+	e := acctest.HandBuiltLab(t, "reference")
+	for _, s := range []struct {
+		id, path string
+		shared   bool
+	}{{"bk-1", "/srv/bk1", true}, {"bk_1", "/srv/bk2", false}} {
+		p := pve.Params{}
+		p.Set("path", s.path)
+		p.Set("content", "backup")
+		if s.shared {
+			p.SetBool("shared", true)
+		}
+		if err := e.Client.CreateStorage(context.Background(), s.id, "dir", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := adoptEnv(t, e, "storage")
+	checkAdoptedImports(t, a, map[string]string{"pve_storage.bk_1": "bk-1", "pve_storage.bk_1_2": "bk_1"})
+	tf := string(a.files["storage.tf"])
+	if strings.Count(tf, "shared") != 1 || !strings.Contains(tf, "shared  = true") {
+		t.Errorf("want shared = true on bk-1 only:\n%s", tf)
 	}
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
