@@ -30,8 +30,8 @@ func TestGenerateSplitNestedMap(t *testing.T) {
 	for _, want := range []string{
 		`cidr = each.value.interfaces["bridge0.60"].cidr`,
 		`type = "vlan"`,
-		"bond0 = {\n      type = \"bond\"\n    }",
-		"\"bridge0.60\" = {\n          cidr = \"10.0.0.1/24\"\n        }",
+		`bond0 = { type = "bond" }`,
+		`"bridge0.60" = { cidr = "10.0.0.1/24" }`,
 		`cidr = "10.0.0.2/24"`,
 	} {
 		if !strings.Contains(out, want) {
@@ -90,5 +90,16 @@ func TestGenerateObjectList(t *testing.T) {
 	want := "links = [\n    { address = \"10.0.0.1\" },\n    { address = \"10.0.1.1\" },\n  ]"
 	if !strings.Contains(out, want) {
 		t.Errorf("c.tf lacks\n%s\n:\n%s", want, out)
+	}
+}
+
+// An object of one plain value is written on one line.
+func TestGenerateSingleKeyObjectInline(t *testing.T) {
+	mt := tftypes.Map{ElementType: tftypes.String}
+	r := testRun()
+	addGroup(r, Group{File: "x.tf", Type: "pve_x", Name: "lab"}, map[string]*attrSpec{"options": {configurable: true}},
+		&instance{id: "x", state: State{"options": tftypes.NewValue(mt, map[string]tftypes.Value{"mkdir": str("0")})}})
+	if out := render(t, r, "x.tf"); !strings.Contains(out, `options = { mkdir = "0" }`) {
+		t.Errorf("want the object on one line:\n%s", out)
 	}
 }

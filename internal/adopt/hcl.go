@@ -193,6 +193,12 @@ func tokens(v any) hclwrite.Tokens {
 		}
 		return append(t, &hclwrite.Token{Type: hclsyntax.TokenCBrack, Bytes: []byte("]")})
 	case map[string]any:
+		if len(x) == 1 {
+			// One plain value reads best on one line: { cidr = "..." }.
+			if t, ok := inlineObject(x); ok {
+				return t
+			}
+		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
