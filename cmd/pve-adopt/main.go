@@ -367,6 +367,10 @@ func hint(err error, s *settings) error {
 	return err
 }
 
+// maxSkipLines is how many objects not adopted the summary lists; the
+// rest are in ADOPTION.md.
+const maxSkipLines = 10
+
 // summary is what a person reads after the run: what was adopted, where
 // it went, what was not and what to do next.
 func summary(s *settings, res *adopt.Result, before map[string]bool) string {
@@ -409,7 +413,11 @@ func summary(s *settings, res *adopt.Result, before map[string]bool) string {
 	}
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(w, "\nNot adopted (%d; the reasons are in ADOPTION.md):\n", len(res.Skipped))
-		for _, sk := range res.Skipped {
+		for i, sk := range res.Skipped {
+			if i == maxSkipLines && len(res.Skipped) > maxSkipLines+1 {
+				fmt.Fprintf(w, "  ... and %d more\n", len(res.Skipped)-i)
+				break
+			}
 			fmt.Fprintf(w, "  %s\n", sk.Object)
 		}
 	} else {

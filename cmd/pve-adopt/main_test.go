@@ -326,3 +326,25 @@ func TestAdoptHandBuiltLab(t *testing.T) {
 		t.Errorf("-force: exit status %d: %s", code, errOut)
 	}
 }
+
+// The summary lists at most maxSkipLines objects not adopted; ADOPTION.md
+// has them all.
+func TestSummarySkipped(t *testing.T) {
+	s := &settings{username: "root@pam", out: "adopted"}
+	for _, tc := range []struct{ skipped, listed int }{{0, 0}, {maxSkipLines + 1, maxSkipLines + 1}, {30, maxSkipLines}} {
+		res := &adopt.Result{}
+		for i := range tc.skipped {
+			res.Skipped = append(res.Skipped, adopt.Skip{Object: fmt.Sprintf("object-%02d", i), Reason: "why"})
+		}
+		out := summary(s, res, nil)
+		if got := strings.Count(out, "  object-"); got != tc.listed {
+			t.Errorf("%d skipped: %d listed, want %d:\n%s", tc.skipped, got, tc.listed, out)
+		}
+		if more := tc.skipped - tc.listed; more > 0 && !strings.Contains(out, fmt.Sprintf("... and %d more", more)) {
+			t.Errorf("%d skipped: no \"and %d more\":\n%s", tc.skipped, more, out)
+		}
+		if tc.skipped == 0 && !strings.Contains(out, "Everything found") {
+			t.Errorf("nothing skipped:\n%s", out)
+		}
+	}
+}
