@@ -480,33 +480,23 @@ func (a *nodeAdoption) showUnits(ctx context.Context, nodeName string, units []s
 	return out, nil
 }
 
-// tuned adopts tuned's profile where the daemon runs one.
+// tuned adopts tuned's profile where the daemon runs one. The resource's
+// own Read asks tuned-adm; a node where it cannot (tuned not installed) is
+// listed, not an error.
 func (a *nodeAdoption) tuned(ctx context.Context, nodeName string) error {
-	out, err := a.r.sshRead(ctx, nodeName, "tuned-adm", "active")
-	if err != nil {
-		if code, ok := nodeexec.ExitCode(err); ok && code == 127 {
-			return nil // tuned is not installed
-		}
-		var e *nodeexec.Error
-		if errors.As(err, &e) && e.Err == nil {
-			out = []byte(e.Stdout)
-		} else {
-			return fmt.Errorf("node %s: %w", nodeName, err)
-		}
-	}
-	profile := ""
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "Current active profile: "); ok {
-			profile = strings.TrimSpace(v)
-		}
-	}
-	if profile == "" {
+	st, err := a.r.read(ctx, "pve_node_tuned_profile", nodeName)
+	switch {
+	case err != nil:
+		a.skip(nodeName, "tuned", fmt.Sprintf("not read: %v", err))
+		return nil
+	case st == nil:
+		return nil
+	case st.String("profile") == "":
 		a.skip(nodeName, "tuned", "the daemon runs no profile: pve_node_tuned_profile would start one (a change)")
 		return nil
 	}
-	_, err = a.r.add(ctx, Group{File: nodeTF, Type: "pve_node_tuned_profile", Name: "lab",
-		Comment: "tuned's profile of each node."}, nodeName, nodeName)
-	return err
+	return a.r.addState(ctx, Group{File: nodeTF, Type: "pve_node_tuned_profile", Name: "lab",
+		Comment: "tuned's profile of each node."}, nodeName, nodeName, st)
 }
 
 // rings adopts NIC ring sizes kept across reboots by the unit
