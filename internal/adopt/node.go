@@ -350,6 +350,7 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 	}
 
 	var services []string
+	files := map[string][]string{} // unit -> its file groups' addresses
 	for _, u := range units {
 		st := state[u]
 		configured := false
@@ -365,7 +366,10 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 				if err != nil {
 					return err
 				}
-				configured = configured || got != nil
+				if got != nil {
+					configured = true
+					files[u] = append(files[u], "pve_node_file."+g.Name)
+				}
 			}
 		}
 		if ownFile[u] {
@@ -379,6 +383,7 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 					return err
 				}
 				configured = true
+				files[u] = append(files[u], "pve_node_file."+g.Name)
 			}
 		}
 		sort.Strings(dropIns[u])
@@ -400,6 +405,7 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 				return err
 			}
 			configured = true
+			files[u] = append(files[u], "pve_node_file."+g.Name)
 		}
 		switch {
 		case !configured:
@@ -415,7 +421,7 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 	}
 	for _, u := range services {
 		g := Group{File: nodeTF, Type: "pve_node_service", Name: a.name("pve_node_service", u, ident(strings.TrimSuffix(u, ".service"))),
-			Comment: u + ", configured by the files above: enabled, and running as it is now."}
+			Comment: u + ", configured by the files above: enabled, and running as it is now.", DependsOn: files[u]}
 		if _, err := a.r.add(ctx, g, nodeName, nodeName+"/"+u); err != nil {
 			return err
 		}

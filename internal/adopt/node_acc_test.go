@@ -11,6 +11,7 @@ import (
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/adopt"
+	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 )
 
 // adoptRunning runs the adoption of areas on an environment already
@@ -195,6 +196,65 @@ resource "pve_node_nic_ring" "storage" {
 	}
 	if strings.Contains(skips, "pve-nic-ring-cx354ap1.service (") || strings.Contains(skips, "/etc/systemd/system/pve-nic-ring-") {
 		t.Errorf("the ring unit is listed as not adopted:\n%s", skips)
+	}
+	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
+}
+
+// What a user did beyond the build log, as root on the nodes: a unit of
+// their own (its file and a drop-in with a stray README, enabled and
+// started) on the first node, a CA copied without update-ca-certificates
+// on the second, tuned stopped on the third. The unit is adopted with its
+// files and state; the README, the CA not in the trust store and the
+// tuned without a profile are listed with why.
+func TestAccAdoptNode_userChanges(t *testing.T) {
+	t.Parallel()
+	e := acctest.HandBuiltLab(t, "reference")
+	nodes := labNodes(t, e, 3)
+	ex := e.NodeExec(t)
+	ctx := context.Background()
+	ca, _ := e.Sim.NodeFile(nodes[0], "/usr/local/share/ca-certificates/root-ca-a.crt")
+	for _, c := range []struct {
+		node string
+		cmd  *nodeexec.Command
+	}{
+		{nodes[0], nodeexec.Cmd("install", "-m", "0644", "/dev/stdin", "/etc/systemd/system/lab-backup.service").
+			Input([]byte("[Unit]\nDescription=Lab backup\n\n[Service]\nExecStart=/usr/local/bin/lab-backup\n\n[Install]\nWantedBy=multi-user.target\n"))},
+		{nodes[0], nodeexec.Cmd("mkdir", "-p", "/etc/systemd/system/lab-backup.service.d")},
+		{nodes[0], nodeexec.Cmd("install", "-m", "0644", "/dev/stdin", "/etc/systemd/system/lab-backup.service.d/limits.conf").
+			Input([]byte("[Service]\nNice=10\n"))},
+		{nodes[0], nodeexec.Cmd("install", "-m", "0644", "/dev/stdin", "/etc/systemd/system/lab-backup.service.d/README").
+			Input([]byte("limits.conf: keep backups out of the way\n"))},
+		{nodes[0], nodeexec.Cmd("systemctl", "daemon-reload")},
+		{nodes[0], nodeexec.Cmd("systemctl", "enable", "--now", "lab-backup.service")},
+		{nodes[1], nodeexec.Cmd("install", "-m", "0644", "/dev/stdin", "/usr/local/share/ca-certificates/root-ca-b.crt").Input(ca)},
+		{nodes[2], nodeexec.Cmd("systemctl", "stop", "tuned.service")},
+	} {
+		if _, err := ex.Run(ctx, c.node, c.cmd); err != nil {
+			t.Fatalf("%s: %v", c.node, err)
+		}
+	}
+	a, _ := adoptRunning(t, e, true, "node")
+	var want []string
+	for _, im := range nodeBaseImports(nodes) {
+		if !strings.HasPrefix(im, fmt.Sprintf("pve_node_tuned_profile.lab[%q]", nodes[2])) {
+			want = append(want, im)
+		}
+	}
+	n := nodes[0]
+	want = append(want,
+		fmt.Sprintf(`pve_node_file.lab_backup_service[%q] = %s:/etc/systemd/system/lab-backup.service`, n, n),
+		fmt.Sprintf(`pve_node_file.lab_backup_limits[%q] = %s:/etc/systemd/system/lab-backup.service.d/limits.conf`, n, n),
+		fmt.Sprintf(`pve_node_service.lab_backup[%q] = %s/lab-backup.service`, n, n))
+	wantImports(t, a.res, want)
+	skips := skipsOf(a.res)
+	for _, w := range []string{
+		fmt.Sprintf("/etc/systemd/system/lab-backup.service.d/README (%s): systemd reads only the *.conf files", n),
+		fmt.Sprintf("/usr/local/share/ca-certificates/root-ca-b.crt (%s): not in the trust store", nodes[1]),
+		fmt.Sprintf("tuned (%s): the daemon runs no profile", nodes[2]),
+	} {
+		if !strings.Contains(skips, w) {
+			t.Errorf("skipped:\n%s\nwant %q", skips, w)
+		}
 	}
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
