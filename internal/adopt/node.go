@@ -411,6 +411,8 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 		case !configured:
 		case pveOwnUnit(u):
 			a.skip(nodeName, "unit "+u, "part of PVE's own installation: its drop-ins are adopted, whether it is enabled and running is left to PVE (no pve_node_service)")
+		case st.load == "template":
+			a.skip(nodeName, "unit "+u, "a template: its files are adopted; the state of its instances is not made a pve_node_service")
 		case st.load != "loaded":
 			a.skip(nodeName, "unit "+u, fmt.Sprintf("systemd reports it %s: its files are adopted, not its state", orNone(st.load)))
 		case st.fileState != "enabled":
@@ -457,6 +459,18 @@ func isUnitName(name string) bool {
 // in one command; systemctl show prints one block per unit, in order.
 func (a *nodeAdoption) showUnits(ctx context.Context, nodeName string, units []string) (map[string]unitState, error) {
 	out := map[string]unitState{}
+	var query []string
+	for _, u := range units {
+		// A template (ceph-osd@.service) has no state of its own, and
+		// systemctl show refuses its name: its drop-ins apply to every
+		// instance.
+		if strings.Contains(u, "@.") {
+			out[u] = unitState{load: "template"}
+			continue
+		}
+		query = append(query, u)
+	}
+	units = query
 	if len(units) == 0 {
 		return out, nil
 	}

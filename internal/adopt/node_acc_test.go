@@ -202,7 +202,7 @@ resource "pve_node_nic_ring" "storage" {
 
 // What a user did beyond the build log, as root on the nodes: a unit of
 // their own (its file and a drop-in with a stray README, enabled and
-// started) on the first node, a CA copied without update-ca-certificates
+// started) and getty's autologin drop-in (of a template) on the first node, a CA copied without update-ca-certificates
 // on the second, tuned stopped on the third. The unit is adopted with its
 // files and state; the README, the CA not in the trust store and the
 // tuned without a profile are listed with why.
@@ -224,6 +224,9 @@ func TestAccAdoptNode_userChanges(t *testing.T) {
 			Input([]byte("[Service]\nNice=10\n"))},
 		{nodes[0], nodeexec.Cmd("install", "-m", "0644", "/dev/stdin", "/etc/systemd/system/lab-backup.service.d/README").
 			Input([]byte("limits.conf: keep backups out of the way\n"))},
+		{nodes[0], nodeexec.Cmd("mkdir", "-p", "/etc/systemd/system/getty@.service.d")},
+		{nodes[0], nodeexec.Cmd("install", "-m", "0644", "/dev/stdin", "/etc/systemd/system/getty@.service.d/autologin.conf").
+			Input([]byte("[Service]\nExecStart=\nExecStart=-/sbin/agetty --autologin root --noclear %I $TERM\n"))},
 		{nodes[0], nodeexec.Cmd("systemctl", "daemon-reload")},
 		{nodes[0], nodeexec.Cmd("systemctl", "enable", "--now", "lab-backup.service")},
 		{nodes[1], nodeexec.Cmd("install", "-m", "0644", "/dev/stdin", "/usr/local/share/ca-certificates/root-ca-b.crt").Input(ca)},
@@ -244,6 +247,7 @@ func TestAccAdoptNode_userChanges(t *testing.T) {
 	want = append(want,
 		fmt.Sprintf(`pve_node_file.lab_backup_service[%q] = %s:/etc/systemd/system/lab-backup.service`, n, n),
 		fmt.Sprintf(`pve_node_file.lab_backup_limits[%q] = %s:/etc/systemd/system/lab-backup.service.d/limits.conf`, n, n),
+		fmt.Sprintf(`pve_node_file.getty_autologin[%q] = %s:/etc/systemd/system/getty@.service.d/autologin.conf`, n, n),
 		fmt.Sprintf(`pve_node_service.lab_backup[%q] = %s/lab-backup.service`, n, n))
 	wantImports(t, a.res, want)
 	skips := skipsOf(a.res)
@@ -251,6 +255,7 @@ func TestAccAdoptNode_userChanges(t *testing.T) {
 		fmt.Sprintf("/etc/systemd/system/lab-backup.service.d/README (%s): systemd reads only the *.conf files", n),
 		fmt.Sprintf("/usr/local/share/ca-certificates/root-ca-b.crt (%s): not in the trust store", nodes[1]),
 		fmt.Sprintf("tuned (%s): the daemon runs no profile", nodes[2]),
+		fmt.Sprintf("unit getty@.service (%s): a template", n),
 	} {
 		if !strings.Contains(skips, w) {
 			t.Errorf("skipped:\n%s\nwant %q", skips, w)
