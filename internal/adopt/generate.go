@@ -51,6 +51,9 @@ func (r *run) writeGroup(g *group) error {
 		return nil
 	}
 
+	// An instance at an attribute's default has no value for it; where the
+	// attribute varies, its locals entry says the default rather than null.
+	fillDefaults(g, names, objs)
 	// Values every instance shares are written in the block; the others
 	// come from the locals map, one entry per key.
 	common := map[string]bool{}
@@ -71,11 +74,16 @@ func (r *run) writeGroup(g *group) error {
 			nodeIsKey = false
 		}
 	}
+	splits := r.splits(g, names, common, objs)
 	local := map[string]any{}
 	for i, in := range g.instances {
 		entry := map[string]any{}
 		for _, n := range names {
 			if common[n] || (n == "node" && nodeIsKey) {
+				continue
+			}
+			if s, ok := splits[n]; ok {
+				entry[n] = s.parts[i]
 				continue
 			}
 			entry[n] = objs[i][n] // nil (null) where this instance has none
@@ -104,6 +112,8 @@ func (r *run) writeGroup(g *group) error {
 			setExpr(b, n, "each.key")
 		case common[n]:
 			setValue(b, n, objs[0][n])
+		case splits[n] != nil:
+			setValue(b, n, splits[n].tmpl)
 		default:
 			setExpr(b, n, "each.value."+n)
 		}
@@ -176,18 +186,23 @@ func (r *run) configOf(g *group, in *instance) map[string]any {
 }
 
 // sensitive declares (once per group and attribute) a sensitive variable
-// holding the attribute per key, and returns the reference to it.
+// holding the attribute (a map by key for a for_each group), and returns
+// the reference to it.
 func (r *run) sensitive(g *group, in *instance, name string) Expr {
 	vname := g.Local + "_" + name
 	if !contains(r.res.Variables, vname) {
 		r.res.Variables = append(r.res.Variables, vname)
 		v := block(r.file("main.tf"), "variable", vname)
-		set(v, "description", fmt.Sprintf("%s of %s, by key (sensitive: never written by the adoption).", name, g.address()))
-		setExpr(v, "type", "map(string)")
+		typ, what := "string", ""
+		if in.key != "" {
+			typ, what = "map(string)", ", by key"
+		}
+		set(v, "description", fmt.Sprintf("%s of %s%s (sensitive: the adoption never writes it to a file).", name, g.address(), what))
+		setExpr(v, "type", typ)
 		set(v, "sensitive", true)
 	}
 	if in.key == "" {
-		return Expr(fmt.Sprintf("var.%s[%q]", vname, "default"))
+		return Expr("var." + vname)
 	}
 	return Expr(fmt.Sprintf("var.%s[%q]", vname, in.key))
 }

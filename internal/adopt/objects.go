@@ -28,6 +28,12 @@ type Group struct {
 	// Omit are attributes not written even when Read fills them: ones
 	// that conflict with another attribute the configuration sets.
 	Omit []string
+	// Split are map or object attributes of a for_each group written in
+	// the block as the structure all instances share, only the values
+	// that differ taken from the locals map (each.value.<attr>.<key>...),
+	// instead of the whole value per instance. Where the instances' keys
+	// differ, the whole value comes from the locals map as usual.
+	Split []string
 }
 
 // State is an adopted object's state as the resource's Read left it.
