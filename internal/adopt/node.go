@@ -73,8 +73,12 @@ func adoptNode(ctx context.Context, r *run) error {
 	}
 	a := &nodeAdoption{r: r, names: map[string]string{}, used: map[string]bool{}, skips: map[[2]string][]string{},
 		ringUnits: map[string]bool{}}
+	online, err := r.onlineNodes(ctx, "files, trusted CAs, units, tuned and NIC rings")
+	if err != nil {
+		return err
+	}
 	var reachable []string
-	for _, n := range r.nodes {
+	for _, n := range online {
 		ok, err := a.trustedCAs(ctx, n)
 		if err != nil {
 			return err

@@ -263,3 +263,19 @@ func TestAccAdoptNode_userChanges(t *testing.T) {
 	}
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
+
+// A member of the diskless lab shut down: what only it holds is listed
+// once as not adopted, the other nodes' node base is adopted.
+func TestAccAdoptNode_nodeOffline(t *testing.T) {
+	t.Parallel()
+	e := acctest.HandBuiltLab(t, "diskless")
+	nodes := labNodes(t, e, 4)
+	off := nodes[3]
+	e.Sim.PowerOff(off)
+	a, _ := adoptRunning(t, e, true, "node")
+	wantImports(t, a.res, nodeBaseImports(nodes[:3]))
+	if skips := skipsOf(a.res); strings.Count(skips, off) != 1 || !strings.Contains(skips, "files, trusted CAs, units, tuned and NIC rings of node "+off+": the node is offline") {
+		t.Errorf("skipped:\n%s\nwant %s listed once as offline", skips, off)
+	}
+	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
+}
