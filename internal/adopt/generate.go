@@ -75,7 +75,7 @@ func (r *run) writeGroup(g *group) error {
 	for i, in := range g.instances {
 		entry := map[string]any{}
 		for _, n := range names {
-			if common[n] || (n == "node" && nodeIsKey) {
+			if common[n] || (n == "node" && nodeIsKey) || g.Exprs[n] != "" {
 				continue
 			}
 			entry[n] = objs[i][n] // nil (null) where this instance has none
@@ -100,6 +100,8 @@ func (r *run) writeGroup(g *group) error {
 	b.AppendNewline()
 	for _, n := range names {
 		switch {
+		case g.Exprs[n] != "":
+			setExpr(b, n, g.Exprs[n])
 		case n == "node" && nodeIsKey:
 			setExpr(b, n, "each.key")
 		case common[n]:

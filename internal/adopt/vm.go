@@ -42,8 +42,9 @@ func adoptVMs(ctx context.Context, r *run) error {
 		}
 		key := strconv.FormatInt(g.VMID, 10)
 		st, err := r.add(ctx, Group{File: "vms.tf", Type: "pve_vm", Name: "lab", Local: "vms",
-			Comment: "The VMs, by vmid; their disks are pve_vm_disk below. Destroying a VM deletes every volume it " +
-				"owns (detached unusedN ones too): pve_vm refuses while the VM lists any, unless destroy_disks = true."},
+			Comment: "The VMs, by vmid (their disks are pve_vm_disk below). Destroying a VM deletes every volume it\n" +
+				"owns, detached unusedN ones too: pve_vm refuses that while the VM lists any, unless destroy_disks = true.",
+			Exprs: map[string]string{"vmid": "tonumber(each.key)"}},
 			key, key)
 		if err != nil {
 			return err
@@ -84,22 +85,33 @@ func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMC
 	for _, slot := range slots {
 		d := drives[slot]
 		obj := fmt.Sprintf("%s of VM %d", slot, g.VMID)
+		what := d.Volume
+		if what == "none" || what == "cdrom" {
+			what = "no media"
+		}
+		obj += " (" + what + ")"
 		switch {
 		case isCloudInit(d):
-			r.skip(obj+" ("+d.Volume+")", "a cloud-init drive: no resource represents it (pve_vm_disk manages disks, pve_vm "+
+			r.skip(obj, "a cloud-init drive: no resource represents it (pve_vm_disk manages disks, pve_vm "+
 				"has no cloud-init attributes), so it and the VM's cloud-init options stay as they are; destroying the VM "+
 				"deletes it.")
 		case d.IsCdrom():
-			r.skip(obj+" ("+d.Volume+")", "a CD/DVD drive: no resource represents it (pve_vm_disk manages disks only, "+
+			r.skip(obj, "a CD/DVD drive: no resource represents it (pve_vm_disk manages disks only, "+
 				"pve_vm has no CD drive attribute), so it stays as it is.")
+		case d.Storage() == "":
+			r.skip(obj, "a host device or file passed through, not a volume on a PVE storage: pve_vm_disk manages "+
+				"volumes, so it stays as it is (destroying the VM leaves it alone).")
 		case !diskSlotRE.MatchString(slot):
-			r.skip(obj+" ("+d.Volume+")", "no resource represents "+slot+" (pve_vm_disk manages scsi, virtio, sata and "+
+			r.skip(obj, "no resource represents "+slot+" (pve_vm_disk manages scsi, virtio, sata and "+
 				"ide disks; pve_vm leaves it alone), so it stays as it is; destroying the VM deletes it.")
 		default:
 			id := fmt.Sprintf("%d/%s", g.VMID, slot)
 			if _, err := r.add(ctx, Group{File: "vms.tf", Type: "pve_vm_disk", Name: "lab", Local: "vm_disks",
-				Comment:   "The VMs' disks, by <vmid>/<slot>.",
-				DependsOn: []string{"pve_vm.lab"}}, id, id); err != nil {
+				Comment: "The VMs' disks, by <vmid>/<slot>. Destroying one only detaches it (delete_on_destroy = false):\n" +
+					"its volume stays as unusedN of the VM.",
+				// The VM's vmid, so that the disk depends on the VM.
+				Exprs: map[string]string{"vm_id": `pve_vm.lab[split("/", each.key)[0]].vmid`, "slot": `split("/", each.key)[1]`}},
+				id, id); err != nil {
 				return err
 			}
 		}
@@ -153,9 +165,10 @@ func adoptHA(ctx context.Context, r *run) error {
 	}
 	for _, h := range res {
 		if _, err := r.add(ctx, Group{File: "ha.tf", Type: "pve_ha_resource", Name: "lab", Local: "ha_resources",
-			Comment: "Guests the HA manager manages, by sid.",
+			Comment: "Guests the HA manager manages, by sid. A guest HA manages is started and stopped through HA.",
 			// sid and vmid name the same guest; a configuration sets one.
 			Omit:      []string{"vmid"},
+			Exprs:     map[string]string{"sid": "each.key"},
 			DependsOn: []string{"pve_vm.lab", "pve_ha_group.lab"}}, h.SID, h.SID); err != nil {
 			return err
 		}
