@@ -158,7 +158,8 @@ func adoptHA(ctx context.Context, r *run) error {
 		sort.Slice(groups, func(i, j int) bool { return groups[i].Group < groups[j].Group })
 		for _, g := range groups {
 			if _, err := r.add(ctx, Group{File: "ha.tf", Type: "pve_ha_group", Name: "lab", Local: "ha_groups",
-				Comment: "HA groups (PVE 8): where the HA manager may run the guests of each group."}, g.Group, g.Group); err != nil {
+				Comment: "HA groups (PVE 8): where the HA manager may run the guests of each group.",
+				Exprs:   map[string]string{"group": "each.key"}}, g.Group, g.Group); err != nil {
 				return err
 			}
 		}
@@ -181,6 +182,7 @@ func adoptHA(ctx context.Context, r *run) error {
 		for _, ru := range list {
 			if _, err := r.add(ctx, Group{File: "ha.tf", Type: "pve_ha_rule", Name: "lab", Local: "ha_rules",
 				Comment:   "HA rules (PVE 9): node affinity (where guests run) and resource affinity (which run together or apart).",
+				Exprs:     map[string]string{"rule": "each.key"},
 				DependsOn: []string{"pve_ha_resource.lab"}}, ru.Rule, ru.Rule); err != nil {
 				return err
 			}

@@ -94,7 +94,9 @@ func TestAccAdoptVMsMore(t *testing.T) {
 		create(102, pve.Params{"name": "tmpl", "template": "1", "ostype": "l26", "scsi0": "ceph:2"})
 		create(103, pve.Params{"name": "web", "tags": "web;prod", "bios": "ovmf", "efidisk0": "ceph:1,efitype=4m",
 			"ide2": "none,media=cdrom", "net0": "virtio,bridge=bridge0,tag=60", "onboot": "1", "scsihw": "virtio-scsi-single",
-			"scsi0": "ceph:4,iothread=1", "scsi1": "ceph:2,backup=0", "scsi2": "/dev/disk/by-id/ata-HOST-DISK"})
+			"scsi0": "ceph:4,iothread=1", "scsi1": "ceph:2,backup=0", "scsi2": "/dev/disk/by-id/ata-HOST-DISK",
+			"machine": "q35", "vga": "serial0", "serial0": "socket", "memory": "4096", "balloon": "1024", "protection": "1",
+			"description": "Web server.\nBuilt by hand.", "cpu": "x86-64-v3,flags=+aes"})
 		if strings.HasPrefix(release, "8.") {
 			if err := c.CreateHAGroup(ctx, pve.HAGroup{Group: "prefer_c", Nodes: n3 + ":2"}); err != nil {
 				t.Fatal(err)
@@ -109,6 +111,9 @@ func TestAccAdoptVMsMore(t *testing.T) {
 			if err := c.CreateHARule(ctx, pve.HARule{Rule: "web_on_c", Type: "node-affinity", Resources: []string{"vm:103"}, Nodes: n3}); err != nil {
 				t.Fatal(err)
 			}
+			if err := c.CreateHARule(ctx, pve.HARule{Rule: "apart", Type: "resource-affinity", Resources: []string{"vm:100", "vm:103"}, Affinity: "negative"}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 	want := map[string]string{
@@ -119,6 +124,7 @@ func TestAccAdoptVMsMore(t *testing.T) {
 		want[`pve_ha_group.lab["prefer_c"]`] = "prefer_c"
 	} else {
 		want[`pve_ha_rule.lab["web_on_c"]`] = "web_on_c"
+		want[`pve_ha_rule.lab["apart"]`] = "apart"
 	}
 	checkImports(t, a.res, want)
 	for _, im := range a.res.Imports {
@@ -153,7 +159,11 @@ func adoptVMLab(t *testing.T, lab string, setup func(*testing.T, *acctest.Env)) 
 		t.Fatalf("adopt: %v", err)
 	}
 	checkNoWrites(t, e, from, sshFrom, "the adoption")
-	t.Logf("the adoption sent %d requests, ran %d SSH commands", len(e.Sim.Requests())-from, len(e.Sim.SSHCommands())-sshFrom)
+	var sent []string
+	for _, q := range e.Sim.Requests()[from:] {
+		sent = append(sent, q.Method+" "+q.Path)
+	}
+	t.Logf("the adoption sent %d requests, ran %d SSH commands:\n%s", len(sent), len(e.Sim.SSHCommands())-sshFrom, strings.Join(sent, "\n"))
 	files := res.Render()
 	names := make([]string, 0, len(files))
 	for n := range files {
