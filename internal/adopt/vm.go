@@ -2,6 +2,7 @@ package adopt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -31,6 +32,16 @@ func adoptVMs(ctx context.Context, r *run) error {
 			continue
 		}
 		cfg, err := r.api.GetVMConfig(ctx, g.Node, g.VMID, false)
+		if errors.Is(err, pve.ErrNotFound) {
+			// Migrated since the list (HA, another admin): read it where
+			// it is now; destroyed: nothing to adopt.
+			if g.Node, err = r.api.FindVM(ctx, g.VMID); errors.Is(err, pve.ErrNotFound) {
+				continue
+			}
+			if err == nil {
+				cfg, err = r.api.GetVMConfig(ctx, g.Node, g.VMID, false)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("read the config of VM %d (GET /nodes/%s/qemu/%d/config): %w", g.VMID, g.Node, g.VMID, err)
 		}
