@@ -25,6 +25,9 @@ func adoptVMs(ctx context.Context, r *run) error {
 		return fmt.Errorf("list the guests (GET /cluster/resources?type=vm): %w", err)
 	}
 	sort.Slice(guests, func(i, j int) bool { return guests[i].VMID < guests[j].VMID })
+	// A VM needs its bridges, a disk its storage (when a rebuilt lab
+	// creates them): depends_on the groups other areas generated.
+	vmDeps, diskDeps := r.groupsOfType("pve_node_network_config"), append([]string{"pve_vm.lab"}, r.groupsOfType("pve_storage")...)
 	for _, g := range guests {
 		label := guestLabel(g)
 		if g.Type != "qemu" {
@@ -55,7 +58,8 @@ func adoptVMs(ctx context.Context, r *run) error {
 		st, err := r.add(ctx, Group{File: "vms.tf", Type: "pve_vm", Name: "lab", Local: "vms",
 			Comment: "The VMs, by vmid (their disks are pve_vm_disk below). Destroying a VM deletes every volume it\n" +
 				"owns, detached unusedN ones too: pve_vm refuses that while the VM lists any, unless destroy_disks = true.",
-			Exprs: map[string]string{"vmid": "tonumber(each.key)"}},
+			Exprs:     map[string]string{"vmid": "tonumber(each.key)"},
+			DependsOn: vmDeps},
 			key, key)
 		if err != nil {
 			return err
@@ -63,7 +67,7 @@ func adoptVMs(ctx context.Context, r *run) error {
 		if st == nil {
 			continue // gone meanwhile
 		}
-		if err := adoptDisks(ctx, r, g, cfg); err != nil {
+		if err := adoptDisks(ctx, r, g, cfg, diskDeps); err != nil {
 			return err
 		}
 	}
@@ -86,7 +90,7 @@ func guestLabel(g pve.ClusterResource) string {
 // adoptDisks adds the VM's disks as pve_vm_disk and reports the drives
 // no resource represents: CD/DVD and cloud-init drives, EFI and TPM state
 // disks, and detached (unusedN) volumes.
-func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMConfig) error {
+func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMConfig, deps []string) error {
 	drives := cfg.Drives()
 	slots := make([]string, 0, len(drives))
 	for k := range drives {
@@ -121,7 +125,8 @@ func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMC
 				Comment: "The VMs' disks, by <vmid>/<slot>. Destroying one only detaches it (delete_on_destroy = false):\n" +
 					"its volume stays as unusedN of the VM.",
 				// The VM's vmid, so that the disk depends on the VM.
-				Exprs: map[string]string{"vm_id": `pve_vm.lab[split("/", each.key)[0]].vmid`, "slot": `split("/", each.key)[1]`}},
+				Exprs:     map[string]string{"vm_id": `pve_vm.lab[split("/", each.key)[0]].vmid`, "slot": `split("/", each.key)[1]`},
+				DependsOn: deps},
 				id, id); err != nil {
 				return err
 			}
@@ -179,9 +184,10 @@ func adoptHA(ctx context.Context, r *run) error {
 		if _, err := r.add(ctx, Group{File: "ha.tf", Type: "pve_ha_resource", Name: "lab", Local: "ha_resources",
 			Comment: "Guests the HA manager manages, by sid. A guest HA manages is started and stopped through HA.",
 			// sid and vmid name the same guest; a configuration sets one.
-			Omit:      []string{"vmid"},
-			Exprs:     map[string]string{"sid": "each.key"},
-			DependsOn: []string{"pve_vm.lab", "pve_ha_group.lab"}}, h.SID, h.SID); err != nil {
+			Omit:  []string{"vmid"},
+			Exprs: map[string]string{"sid": "each.key"},
+			// HA starts a guest once it and its disks exist.
+			DependsOn: []string{"pve_vm.lab", "pve_vm_disk.lab", "pve_ha_group.lab"}}, h.SID, h.SID); err != nil {
 			return err
 		}
 	}
@@ -200,4 +206,16 @@ func adoptHA(ctx context.Context, r *run) error {
 		}
 	}
 	return nil
+}
+
+// groupsOfType are the addresses of the groups of resource type typ
+// generated so far (by the areas before this one).
+func (r *run) groupsOfType(typ string) []string {
+	var out []string
+	for _, g := range r.groups {
+		if g.Type == typ {
+			out = append(out, g.address())
+		}
+	}
+	return out
 }

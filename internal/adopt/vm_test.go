@@ -26,7 +26,7 @@ func TestAdoptDisksReportsDrivesWithoutResource(t *testing.T) {
 		"unused0":   "ceph:vm-105-disk-2",
 	}}
 	g := pve.ClusterResource{Type: "qemu", VMID: 105, Node: "a"}
-	if err := adoptDisks(context.Background(), r, g, cfg); err != nil {
+	if err := adoptDisks(context.Background(), r, g, cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
