@@ -51,6 +51,9 @@ func (r *run) writeGroup(g *group) error {
 		return nil
 	}
 
+	// An instance at an attribute's default has no value for it; where the
+	// attribute varies, its locals entry says the default rather than null.
+	fillDefaults(g, names, objs)
 	// Values every instance shares are written in the block; the others
 	// come from the locals map, one entry per key.
 	common := map[string]bool{}
@@ -71,11 +74,16 @@ func (r *run) writeGroup(g *group) error {
 			nodeIsKey = false
 		}
 	}
+	splits := r.splits(g, names, common, objs)
 	local := map[string]any{}
 	for i, in := range g.instances {
 		entry := map[string]any{}
 		for _, n := range names {
 			if common[n] || (n == "node" && nodeIsKey) || g.Exprs[n] != "" {
+				continue
+			}
+			if s, ok := splits[n]; ok {
+				entry[n] = s.parts[i]
 				continue
 			}
 			entry[n] = objs[i][n] // nil (null) where this instance has none
@@ -106,6 +114,8 @@ func (r *run) writeGroup(g *group) error {
 			setExpr(b, n, "each.key")
 		case common[n]:
 			setValue(b, n, objs[0][n])
+		case splits[n] != nil:
+			setValue(b, n, splits[n].tmpl)
 		default:
 			setExpr(b, n, "each.value."+n)
 		}

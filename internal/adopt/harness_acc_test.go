@@ -30,7 +30,13 @@ type adopted struct {
 // sent no write and ran no writing command.
 func adoptLab(t *testing.T, lab string, areas ...string) *adopted {
 	t.Helper()
-	e := acctest.HandBuiltLab(t, lab)
+	return adoptEnv(t, acctest.HandBuiltLab(t, lab), areas...)
+}
+
+// adoptEnv is adoptLab on an environment already started (a standalone
+// node, for example).
+func adoptEnv(t *testing.T, e *acctest.Env, areas ...string) *adopted {
+	t.Helper()
 	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
 	cfg := adopt.Config{
 		Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint(),

@@ -176,6 +176,9 @@ func tokens(v any) hclwrite.Tokens {
 		}
 		return tokens(l)
 	case []any:
+		if t, ok := objectList(x); ok {
+			return t
+		}
 		var t hclwrite.Tokens
 		t = append(t, &hclwrite.Token{Type: hclsyntax.TokenOBrack, Bytes: []byte("[")})
 		for i, e := range x {
@@ -190,6 +193,12 @@ func tokens(v any) hclwrite.Tokens {
 		}
 		return append(t, &hclwrite.Token{Type: hclsyntax.TokenCBrack, Bytes: []byte("]")})
 	case map[string]any:
+		if len(x) == 1 {
+			// One plain value reads best on one line: { cidr = "..." }.
+			if t, ok := inlineObject(x); ok {
+				return t
+			}
+		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)

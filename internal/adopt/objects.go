@@ -33,6 +33,12 @@ type Group struct {
 	// to another group's instance; the area makes sure the expression
 	// evaluates to what Read filled. A plain block writes the value.
 	Exprs map[string]string
+	// Split are map or object attributes of a for_each group written in
+	// the block as the structure all instances share, only the values
+	// that differ taken from the locals map (each.value.<attr>.<key>...),
+	// instead of the whole value per instance. Where the instances' keys
+	// differ, the whole value comes from the locals map as usual.
+	Split []string
 }
 
 // State is an adopted object's state as the resource's Read left it.

@@ -46,7 +46,7 @@ func TestAccAdoptVMs(t *testing.T) {
 	if n := strings.Count(vms, "started = true"); n != 1 {
 		t.Errorf("vms.tf has started = true %d times, want once (VM 100 only):\n%s", n, vms)
 	}
-	checkSkipped(t, a.res, "unused0 of VM 100 (ceph:vm-100-disk-0)", "destroy_disks")
+	checkVMSkipped(t, a.res, "unused0 of VM 100 (ceph:vm-100-disk-0)", "destroy_disks")
 	if ha := string(a.files["ha.tf"]); !hasHCL(ha, "sid = each.key") || strings.Contains(ha, "vmid") {
 		t.Errorf("ha.tf: want sid = each.key and no vmid (sid and vmid exclude each other):\n%s", ha)
 	}
@@ -65,7 +65,7 @@ func TestAccAdoptVMsDiskless(t *testing.T) {
 	if vms := string(a.files["vms.tf"]); !hasHCL(vms, `storage = "testpool"`) || !strings.Contains(vms, `"jpl-proxmox6"`) {
 		t.Errorf("vms.tf: want VM 100 on jpl-proxmox6 with disks on testpool:\n%s", vms)
 	}
-	checkSkipped(t, a.res, "unused0 of VM 100 (testpool:vm-100-disk-0)", "destroy_disks")
+	checkVMSkipped(t, a.res, "unused0 of VM 100 (testpool:vm-100-disk-0)", "destroy_disks")
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
 
@@ -132,52 +132,40 @@ func TestAccAdoptVMsMore(t *testing.T) {
 			t.Errorf("the template is imported: %v", im)
 		}
 	}
-	checkSkipped(t, a.res, "VM 102 (tmpl)", "template")
-	checkSkipped(t, a.res, "ide2 of VM 103 (no media)", "CD/DVD")
-	checkSkipped(t, a.res, "scsi2 of VM 103 (/dev/disk/by-id/ata-HOST-DISK)", "passed through")
-	checkSkipped(t, a.res, "efidisk0 of VM 103", "no resource represents efidisk0")
+	checkVMSkipped(t, a.res, "VM 102 (tmpl)", "template")
+	checkVMSkipped(t, a.res, "ide2 of VM 103 (no media)", "CD/DVD")
+	checkVMSkipped(t, a.res, "scsi2 of VM 103 (/dev/disk/by-id/ata-HOST-DISK)", "passed through")
+	checkVMSkipped(t, a.res, "efidisk0 of VM 103", "no resource represents efidisk0")
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
 
 // adoptVMLab is adoptLab for the vm area with a setup that runs before
-// the adoption (objects the hand-built lab does not have); it logs how
-// many requests the adoption sent.
+// the adoption (objects the hand-built lab does not have); it logs the
+// requests the adoption sent and what it generated.
 func adoptVMLab(t *testing.T, lab string, setup func(*testing.T, *acctest.Env)) *adopted {
 	t.Helper()
 	e := acctest.HandBuiltLab(t, lab)
 	if setup != nil {
 		setup(t, e)
 	}
-	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
-	cfg := adopt.Config{
-		Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint(),
-		SSH: &adopt.SSHConfig{PrivateKey: e.SSHClientKey(), KnownHostsFile: e.KnownHosts, Nodes: e.SSHEndpoints()},
-	}
-	res, err := adopt.Run(context.Background(), cfg,
-		adopt.Options{Areas: []string{"vm"}, Provider: adopt.ProviderSettings{Endpoint: e.Endpoint(), TLSFingerprint: e.TLSFingerprint()}})
-	if err != nil {
-		t.Fatalf("adopt: %v", err)
-	}
-	checkNoWrites(t, e, from, sshFrom, "the adoption")
+	from := len(e.Sim.Requests())
+	a := adoptEnv(t, e, "vm")
 	var sent []string
 	for _, q := range e.Sim.Requests()[from:] {
 		sent = append(sent, q.Method+" "+q.Path)
 	}
-	t.Logf("the adoption sent %d requests, ran %d SSH commands:\n%s", len(sent), len(e.Sim.SSHCommands())-sshFrom, strings.Join(sent, "\n"))
-	files := res.Render()
-	names := make([]string, 0, len(files))
-	for n := range files {
-		if strings.HasSuffix(n, ".tf") && n != "main.tf" {
-			names = append(names, n)
-		}
+	t.Logf("the adoption sent %d requests:\n%s", len(sent), strings.Join(sent, "\n"))
+	names := make([]string, 0, len(a.files))
+	for n := range a.files {
+		names = append(names, n)
 	}
 	sort.Strings(names)
-	var hcl strings.Builder
 	for _, n := range names {
-		fmt.Fprintf(&hcl, "# --- %s\n%s\n", n, files[n])
+		if strings.HasSuffix(n, ".tf") && n != "main.tf" || n == "ADOPTION.md" {
+			t.Logf("--- %s\n%s", n, a.files[n])
+		}
 	}
-	t.Logf("%s\n%s", hcl.String(), files["ADOPTION.md"])
-	return &adopted{env: e, res: res, files: files, config: e.Config(hcl.String())}
+	return a
 }
 
 // checkImports: every import in want is there with its id.
@@ -194,9 +182,9 @@ func checkImports(t *testing.T, res *adopt.Result, want map[string]string) {
 	}
 }
 
-// checkSkipped: an object whose name starts with object is reported, with
+// checkVMSkipped: an object whose name starts with object is reported, with
 // a reason that mentions about.
-func checkSkipped(t *testing.T, res *adopt.Result, object, about string) {
+func checkVMSkipped(t *testing.T, res *adopt.Result, object, about string) {
 	t.Helper()
 	for _, s := range res.Skipped {
 		if strings.HasPrefix(s.Object, object) {
