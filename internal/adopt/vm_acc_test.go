@@ -204,3 +204,35 @@ var spaces = regexp.MustCompile(` +`)
 func hasHCL(text, line string) bool {
 	return strings.Contains(spaces.ReplaceAllString(text, " "), line)
 }
+
+// With the network and storage areas, a VM depends on the network config
+// (its bridges), a disk on the storages, an HA resource on the disks: the
+// order a rebuilt lab needs.
+func TestAccAdoptVMsDependsOn(t *testing.T) {
+	t.Parallel()
+	a := adoptLab(t, "reference", "network", "storage", "vm")
+	vms, ha := string(a.files["vms.tf"]), string(a.files["ha.tf"])
+	var network, storage []string
+	for _, im := range a.res.Imports {
+		addr := resourceAddr.FindStringSubmatch(im.To)[1]
+		switch {
+		case strings.HasPrefix(addr, "pve_node_network_config."):
+			network = append(network, addr)
+		case strings.HasPrefix(addr, "pve_storage."):
+			storage = append(storage, addr)
+		}
+	}
+	if len(network) == 0 || len(storage) == 0 {
+		t.Fatalf("want network configs and storages adopted too: %v", a.res.Imports)
+	}
+	if !hasHCL(vms, "depends_on = ["+network[0]+"]") {
+		t.Errorf("pve_vm.lab does not depend on %s:\n%s", network[0], vms)
+	}
+	if !hasHCL(vms, "depends_on = [pve_vm.lab, ") || !strings.Contains(vms, storage[0]) {
+		t.Errorf("pve_vm_disk.lab does not depend on the VMs and %s:\n%s", storage[0], vms)
+	}
+	if !hasHCL(ha, "depends_on = [pve_vm.lab, pve_vm_disk.lab]") {
+		t.Errorf("pve_ha_resource.lab does not depend on the VMs and disks:\n%s", ha)
+	}
+	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
+}
