@@ -28,6 +28,11 @@ type Group struct {
 	// Omit are attributes not written even when Read fills them: ones
 	// that conflict with another attribute the configuration sets.
 	Omit []string
+	// Exprs are attributes a for_each block writes as an expression
+	// instead of a value, such as vmid = tonumber(each.key) or a reference
+	// to another group's instance; the area makes sure the expression
+	// evaluates to what Read filled. A plain block writes the value.
+	Exprs map[string]string
 	// Split are map or object attributes of a for_each group written in
 	// the block as the structure all instances share, only the values
 	// that differ taken from the locals map (each.value.<attr>.<key>...),
