@@ -3,3 +3,9 @@
 # becomes managed.
 terraform import pve_ceph_config.osd z2g4a/config_db/osd
 terraform import pve_ceph_config.client z2g4a/ceph_conf/client
+
+# apply and wait_for_active_clean are the provider's own settings, which
+# Ceph cannot report: give them after ? as the configuration has them, and
+# the plan after the import changes nothing.
+terraform import pve_ceph_config.osd_conf 'z2g4a/ceph_conf/osd?apply=rolling_restart'
+terraform import pve_ceph_config.mon 'z2g4a/config_db/mon?apply=rolling_restart&wait_for_active_clean=true'
