@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
@@ -53,17 +55,30 @@ func adoptCeph(ctx context.Context, r *run) error {
 	if cl == nil {
 		return nil // installed, never initialised
 	}
+	if cl.String("cluster_network") == cl.String("network") {
+		// What PVE does when no separate cluster network is given.
+		cephOmit(r, "pve_ceph_cluster.lab", "cluster_network")
+	}
 
 	mons, err := r.api.CephListMons(ctx, node)
 	if err != nil {
 		return fmt.Errorf("list the Ceph monitors (GET /nodes/%s/ceph/mon): %w", node, err)
 	}
 	sort.Slice(mons, func(i, j int) bool { return mons[i].Host < mons[j].Host })
+	single := true
 	for _, m := range mons {
-		if _, err := r.add(ctx, Group{File: cephFile, Type: "pve_ceph_monitor", Name: "lab",
-			Comment: "A monitor per node that has one.", DependsOn: []string{"pve_ceph_cluster.lab"}}, m.Host, m.Name); err != nil {
+		st, err := r.add(ctx, Group{File: cephFile, Type: "pve_ceph_monitor", Name: "lab",
+			Comment: "A monitor per node that has one.", DependsOn: []string{"pve_ceph_cluster.lab"}}, m.Host, m.Name)
+		if err != nil {
 			return err
 		}
+		if st != nil && len(cephList(st, "addresses")) != 1 {
+			single = false
+		}
+	}
+	if single {
+		// One address each: the one PVE picks itself in the public network.
+		cephOmit(r, "pve_ceph_monitor.lab", "addresses")
 	}
 	mgrs, err := r.api.CephListMgrs(ctx, node)
 	if err != nil {
@@ -122,6 +137,7 @@ func adoptCephOSDs(ctx context.Context, r *run, node string) error {
 		byHost[o.Host] = append(byHost[o.Host], o)
 	}
 	sort.Strings(hosts)
+	classesDetected := true // every OSD has the class Ceph gives its kind of disk
 	for _, h := range hosts {
 		disks, err := r.api.ListDisks(ctx, h, false)
 		if err != nil {
@@ -130,6 +146,7 @@ func adoptCephOSDs(ctx context.Context, r *run, node string) error {
 		sort.Slice(disks, func(i, j int) bool { return disks[i].DevPath < disks[j].DevPath })
 		found := map[int64]bool{}
 		for _, d := range disks {
+			detected := map[string]string{"ssd": "ssd", "hdd": "hdd", "nvme": "nvme"}[d.Type]
 			var ids []int64
 			for _, o := range byHost[h] {
 				if d.HasOSD(o.ID) {
@@ -141,10 +158,14 @@ func adoptCephOSDs(ctx context.Context, r *run, node string) error {
 			}
 			dev := strings.TrimPrefix(d.DevPath, "/dev/")
 			key := h + "/" + dev
-			if _, err := r.add(ctx, Group{File: cephFile, Type: "pve_ceph_osd", Name: "lab",
+			st, err := r.add(ctx, Group{File: cephFile, Type: "pve_ceph_osd", Name: "lab",
 				Comment:   "An OSD per disk, keyed <node>/<disk>.",
-				DependsOn: []string{"pve_ceph_manager.lab"}}, key, key); err != nil {
+				DependsOn: []string{"pve_ceph_manager.lab"}}, key, key)
+			if err != nil {
 				return err
+			}
+			if st != nil && st.String("crush_device_class") != detected {
+				classesDetected = false
 			}
 			for _, id := range ids {
 				found[id] = true
@@ -157,7 +178,38 @@ func adoptCephOSDs(ctx context.Context, r *run, node string) error {
 			}
 		}
 	}
+	if classesDetected {
+		cephOmit(r, "pve_ceph_osd.lab", "crush_device_class")
+	}
 	return nil
+}
+
+// cephOmit leaves attrs out of a group's block once its objects are read:
+// values PVE or Ceph chose themselves, which a person would not write.
+func cephOmit(r *run, addr string, attrs ...string) {
+	if g, ok := r.byAddr[addr]; ok {
+		g.Omit = append(g.Omit, attrs...)
+	}
+}
+
+// cephList returns a list attribute's strings.
+func cephList(st State, name string) []string {
+	v, ok := st[name]
+	if !ok || v.IsNull() || !v.IsKnown() {
+		return nil
+	}
+	var elems []tftypes.Value
+	if v.As(&elems) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		var s string
+		if e.As(&s) == nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // adoptCephPools adds one block per pool, named after it as a person
@@ -186,7 +238,10 @@ func adoptCephPools(ctx context.Context, r *run, node string) error {
 		if p.PGAutoscaleMode == "on" {
 			// The autoscaler owns pg_num: writing today's value would
 			// fight it.
-			g.Omit = []string{"pg_num"}
+			g.Omit = append(g.Omit, "pg_num")
+		}
+		if p.CrushRule == "replicated_rule" {
+			g.Omit = append(g.Omit, "crush_rule") // Ceph's default rule
 		}
 		if _, err := r.add(ctx, g, "", node+"/"+p.Name); err != nil {
 			return err
@@ -243,10 +298,18 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 			}
 			continue
 		}
-		if len(secs[who]) == 0 || !cephWhoRE.MatchString(who) {
-			if len(secs[who]) > 0 {
-				r.skip("ceph.conf ["+who+"]", "pve_ceph_config manages global, mon, mgr, osd, mds and client sections (with .<id>)")
-			}
+		pveOnly := true
+		for _, k := range secs[who] {
+			pveOnly = pveOnly && cephPVEKeys[k]
+		}
+		if pveOnly {
+			// Such as [client] keyring = ...: what pveceph init wrote, part
+			// of pve_ceph_cluster (and destroying a pve_ceph_config of it
+			// would remove the clients' keyring).
+			continue
+		}
+		if !cephWhoRE.MatchString(who) {
+			r.skip("ceph.conf ["+who+"]", "pve_ceph_config manages global, mon, mgr, osd, mds and client sections (with .<id>)")
 			continue
 		}
 		if err := addCephConfig(ctx, r, node, "ceph_conf", who,

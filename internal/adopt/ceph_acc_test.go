@@ -49,6 +49,7 @@ func TestAccAdoptCeph(t *testing.T) {
 	}
 	cephCheckImports(t, a.res, want, 3*3+6+1+1+1+3)
 	cephTF := string(a.files["ceph.tf"])
+	t.Logf("ceph.tf:\n%s\nskipped: %v", cephTF, a.res.Skipped)
 	for _, s := range []string{"depends_on = [pve_ceph_cluster.lab]", "depends_on        = [pve_ceph_osd.lab]", "for_each = local.ceph_osd_lab"} {
 		if !strings.Contains(cephTF, s) {
 			t.Errorf("ceph.tf lacks %q:\n%s", s, cephTF)
@@ -63,18 +64,19 @@ func TestAccAdoptCeph(t *testing.T) {
 
 // The diskless lab: Ceph on the three storage nodes only (no install,
 // monitor, manager or OSD on jpl-proxmox6), pool testpool, no hand-edited
-// ceph.conf sections but PVE's [client] keyring.
+// ceph.conf sections (its [client] holds PVE's keyring only).
 func TestAccAdoptCeph_diskless(t *testing.T) {
 	t.Parallel()
 	a := adoptLab(t, "diskless", "ceph")
 	want := map[string]string{
-		`pve_ceph_cluster.lab`:                  "jpl-proxmox7",
-		`pve_ceph_pool.testpool`:                "jpl-proxmox7/testpool",
-		`pve_ceph_install.lab["jpl-proxmox9"]`:  "jpl-proxmox9",
-		`pve_ceph_monitor.lab["jpl-proxmox8"]`:  "jpl-proxmox8",
-		`pve_ceph_manager.lab["jpl-proxmox7"]`:  "jpl-proxmox7",
-		`pve_ceph_osd.lab["jpl-proxmox7/sdb"]`:  "jpl-proxmox7/sdb",
-		`pve_ceph_config.client_conf`:           "jpl-proxmox7/ceph_conf/client",
+		`pve_ceph_cluster.lab`:                 "jpl-proxmox7",
+		`pve_ceph_pool.testpool`:               "jpl-proxmox7/testpool",
+		`pve_ceph_install.lab["jpl-proxmox9"]`: "jpl-proxmox9",
+		`pve_ceph_monitor.lab["jpl-proxmox8"]`: "jpl-proxmox8",
+		`pve_ceph_manager.lab["jpl-proxmox7"]`: "jpl-proxmox7",
+		`pve_ceph_osd.lab["jpl-proxmox7/sdb"]`: "jpl-proxmox7/sdb",
+		// [client] holds only the keyring PVE's init wrote.
+		`pve_ceph_config.client_conf`:           "",
 		`pve_ceph_install.lab["jpl-proxmox6"]`:  "",
 		`pve_ceph_monitor.lab["jpl-proxmox6"]`:  "",
 		`pve_ceph_manager.lab["jpl-proxmox6"]`:  "",
@@ -85,7 +87,8 @@ func TestAccAdoptCeph_diskless(t *testing.T) {
 		`pve_ceph_config.global_conf`:           "",
 		`pve_ceph_config.mon_jpl_proxmox7_conf`: "",
 	}
-	cephCheckImports(t, a.res, want, 3*3+3+3)
+	t.Logf("ceph.tf:\n%s\nskipped: %v", a.files["ceph.tf"], a.res.Skipped)
+	cephCheckImports(t, a.res, want, 3*3+3+2)
 	// The provider's endpoint is jpl-proxmox6, which has no Ceph: PVE
 	// answers /cluster/ceph/flags there with "binary not installed".
 	if !cephSkipped(a.res, "pve_ceph_flags (the cluster's OSD flags)") {
@@ -106,7 +109,14 @@ func TestAccAdoptCeph_noCeph(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab})
+	sshFrom := len(e.Sim.SSHCommands())
 	res := cephRunAdoption(t, e, "ceph")
+	// The node (a fresh install is a standalone node) was asked whether
+	// it has Ceph's daemons, and nothing else was run.
+	cmds := e.Sim.SSHCommands()[sshFrom:]
+	if len(cmds) != 1 || !strings.HasPrefix(cmds[0].Line, "dpkg-query ") {
+		t.Errorf("SSH commands %v, want one dpkg-query", cmds)
+	}
 	if len(res.Imports) != 0 || res.Files["ceph.tf"] != nil {
 		t.Errorf("adopted from a cluster without Ceph: %v", res.Imports)
 	}
