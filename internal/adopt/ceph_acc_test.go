@@ -15,6 +15,7 @@ import (
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/adopt"
+	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
@@ -334,4 +335,35 @@ func cephConfOf(t *testing.T, e *acctest.Env) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// Which ceph.conf sections become pve_ceph_config: a key set by hand in
+// [global] (a section PVE writes itself, fsid and mon_host included) is
+// listed as not adopted, [client.crash] with only its keyring is PVE's,
+// and a hand-written [mgr] is adopted with rolling restarts.
+func TestAccAdoptCeph_confSections(t *testing.T) {
+	t.Parallel()
+	e := acctest.HandBuiltLab(t, "reference")
+	node := e.Nodes[0]
+	ex := e.NodeExec(t)
+	raw, err := ex.ReadFile(context.Background(), node, "/etc/pve/ceph.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := strings.Replace(string(raw), "[global]\n", "[global]\n\tmon_max_pg_per_osd = 300\n", 1) +
+		"[client.crash]\n\tkeyring = /etc/pve/ceph/$cluster.$name.keyring\n[mgr]\n\tmgr_stats_period = 10\n"
+	if err := ex.WriteFile(context.Background(), node, nodeexec.File{Path: "/etc/pve/ceph.conf", Mode: 0o640, Owner: "root", Group: "www-data",
+		Content: []byte(conf)}); err != nil {
+		t.Fatal(err)
+	}
+	a := cephAdoptEnv(t, e, "ceph")
+	cephCheckImports(t, a.res, map[string]string{
+		`pve_ceph_config.mgr_conf`:          node + "/ceph_conf/mgr?apply=rolling_restart",
+		`pve_ceph_config.client_crash_conf`: "",
+		`pve_ceph_config.global_conf`:       "",
+	}, 3*3+6+1+1+1+4)
+	if !cephSkipped(a.res, "ceph.conf [global]: mon_max_pg_per_osd") {
+		t.Errorf("the hand-set [global] key is not listed as skipped: %v", a.res.Skipped)
+	}
+	e.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
