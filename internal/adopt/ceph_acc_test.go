@@ -367,3 +367,29 @@ func TestAccAdoptCeph_confSections(t *testing.T) {
 	}
 	e.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
+
+// Without SSH the packages and the configuration sections cannot be read
+// (dpkg, ceph.conf, ceph config dump): they are listed as not adopted,
+// and the rest is adopted through the API alone.
+func TestAccAdoptCeph_noSSH(t *testing.T) {
+	t.Parallel()
+	e := acctest.HandBuiltLab(t, "reference")
+	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
+	res, err := adopt.Run(context.Background(), adopt.Config{Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint()},
+		adopt.Options{Areas: []string{"ceph"}, Provider: adopt.ProviderSettings{Endpoint: e.Endpoint(), TLSFingerprint: e.TLSFingerprint()}})
+	if err != nil {
+		t.Fatalf("adopt: %v", err)
+	}
+	checkNoWrites(t, e, from, sshFrom, "the adoption")
+	if n := len(e.Sim.SSHCommands()) - sshFrom; n != 0 {
+		t.Errorf("%d SSH commands without SSH", n)
+	}
+	cephCheckImports(t, res, map[string]string{
+		`pve_ceph_cluster.lab`:          e.Nodes[0],
+		`pve_ceph_install.lab["z2g4a"]`: "",
+		`pve_ceph_config.osd_conf`:      "",
+	}, 1+3+3+6+1+1)
+	if !cephSkipped(res, "pve_ceph_install and pve_ceph_config (ceph.conf, config database)") {
+		t.Errorf("the packages and configuration are not listed as skipped: %v", res.Skipped)
+	}
+}
