@@ -176,18 +176,23 @@ func (r *run) configOf(g *group, in *instance) map[string]any {
 }
 
 // sensitive declares (once per group and attribute) a sensitive variable
-// holding the attribute per key, and returns the reference to it.
+// holding the attribute (a map by key for a for_each group), and returns
+// the reference to it.
 func (r *run) sensitive(g *group, in *instance, name string) Expr {
 	vname := g.Local + "_" + name
 	if !contains(r.res.Variables, vname) {
 		r.res.Variables = append(r.res.Variables, vname)
 		v := block(r.file("main.tf"), "variable", vname)
-		set(v, "description", fmt.Sprintf("%s of %s, by key (sensitive: never written by the adoption).", name, g.address()))
-		setExpr(v, "type", "map(string)")
+		typ, what := "string", ""
+		if in.key != "" {
+			typ, what = "map(string)", ", by key"
+		}
+		set(v, "description", fmt.Sprintf("%s of %s%s (sensitive: the adoption never writes it to a file).", name, g.address(), what))
+		setExpr(v, "type", typ)
 		set(v, "sensitive", true)
 	}
 	if in.key == "" {
-		return Expr(fmt.Sprintf("var.%s[%q]", vname, "default"))
+		return Expr("var." + vname)
 	}
 	return Expr(fmt.Sprintf("var.%s[%q]", vname, in.key))
 }
