@@ -393,3 +393,12 @@ func TestAccAdoptCeph_noSSH(t *testing.T) {
 		t.Errorf("the packages and configuration are not listed as skipped: %v", res.Skipped)
 	}
 }
+
+// The consumer lab: an OSD on every data disk (no power-loss-protected
+// ones), imported and planned like the others.
+func TestAccAdoptCeph_consumer(t *testing.T) {
+	t.Parallel()
+	a := cephAdoptEnv(t, acctest.HandBuiltLab(t, "consumer"), "ceph")
+	t.Logf("ceph.tf:\n%s\nskipped: %v", a.files["ceph.tf"], a.res.Skipped)
+	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
+}
