@@ -285,7 +285,8 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 		if who == "global" || strings.HasPrefix(who, "mon.") || strings.HasPrefix(who, "mds.") {
 			// PVE writes these sections (and rewrites them when daemons
 			// come and go): adopting one whole would manage fsid and
-			// mon_host next to pve_ceph_cluster and pve_ceph_monitor.
+			// mon_host next to pve_ceph_cluster and pve_ceph_monitor. Only
+			// the keys set by hand are imported (keys=).
 			var own []string
 			for _, k := range secs[who] {
 				if !cephPVEKeys[k] {
@@ -293,8 +294,12 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 				}
 			}
 			if len(own) > 0 {
-				r.skip(fmt.Sprintf("ceph.conf [%s]: %s", who, strings.Join(own, ", ")),
-					"set by hand in a section PVE writes itself; move them to the config database (pve_ceph_config with who = \""+who+"\")")
+				sort.Strings(own)
+				if err := addCephConfig(ctx, r, node, "ceph_conf", who, strings.Join(own, ","),
+					fmt.Sprintf("The options set by hand in [%s] of /etc/pve/ceph.conf; PVE's own (fsid, networks, mon_host, ...)\n"+
+						"are left to pve_ceph_cluster and pve_ceph_monitor.", who)); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -312,7 +317,7 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 			r.skip("ceph.conf ["+who+"]", "pve_ceph_config manages global, mon, mgr, osd, mds and client sections (with .<id>)")
 			continue
 		}
-		if err := addCephConfig(ctx, r, node, "ceph_conf", who,
+		if err := addCephConfig(ctx, r, node, "ceph_conf", who, "",
 			fmt.Sprintf("[%s] of /etc/pve/ceph.conf; every other line of the file, comments included, stays as it is.", who)); err != nil {
 			return err
 		}
@@ -341,7 +346,7 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 			r.skip("Ceph config database section "+who, "pve_ceph_config manages global, mon, mgr, osd, mds and client sections (with .<id>)")
 			continue
 		}
-		if err := addCephConfig(ctx, r, node, "config_db", who,
+		if err := addCephConfig(ctx, r, node, "config_db", who, "",
 			fmt.Sprintf("Section %s of the monitors' configuration database (ceph config set %s ...).", who, who)); err != nil {
 			return err
 		}
@@ -349,14 +354,23 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 	return nil
 }
 
-func addCephConfig(ctx context.Context, r *run, node, target, who, comment string) error {
+// addCephConfig adds the pve_ceph_config of section who of target; keys
+// (comma-separated) limits it to those options.
+func addCephConfig(ctx context.Context, r *run, node, target, who, keys, comment string) error {
 	suffix := map[string]string{"ceph_conf": "_conf", "config_db": "_db"}[target]
-	id := node + "/" + target + "/" + who
+	var opts []string
 	if cephRestarts(who) {
 		// The daemons read ceph.conf (and some options) only when they
 		// start: a change adopted here restarts them, host by host.
-		id += "?apply=rolling_restart"
+		opts = append(opts, "apply=rolling_restart")
 		comment += "\nDaemons that must restart for a change are restarted one host at a time."
+	}
+	if keys != "" {
+		opts = append(opts, "keys="+keys)
+	}
+	id := node + "/" + target + "/" + who
+	if len(opts) > 0 {
+		id += "?" + strings.Join(opts, "&")
 	}
 	_, err := r.add(ctx, Group{File: cephFile, Type: "pve_ceph_config", Name: cephTFName(who) + suffix, Comment: comment,
 		DependsOn: []string{"pve_ceph_cluster.lab"}}, "", id)

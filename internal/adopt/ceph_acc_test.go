@@ -337,10 +337,10 @@ func cephConfOf(t *testing.T, e *acctest.Env) string {
 	return s
 }
 
-// Which ceph.conf sections become pve_ceph_config: a key set by hand in
-// [global] (a section PVE writes itself, fsid and mon_host included) is
-// listed as not adopted, [client.crash] with only its keyring is PVE's,
-// and a hand-written [mgr] is adopted with rolling restarts.
+// Which ceph.conf sections become pve_ceph_config: of [global] (a
+// section PVE writes itself, fsid and mon_host included) only the keys set
+// by hand, [client.crash] with only its keyring is PVE's, and a
+// hand-written [mgr] is adopted with rolling restarts.
 func TestAccAdoptCeph_confSections(t *testing.T) {
 	t.Parallel()
 	e := acctest.HandBuiltLab(t, "reference")
@@ -357,13 +357,14 @@ func TestAccAdoptCeph_confSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := cephAdoptEnv(t, e, "ceph")
+	t.Logf("ceph.tf:\n%s", a.files["ceph.tf"])
 	cephCheckImports(t, a.res, map[string]string{
 		`pve_ceph_config.mgr_conf`:          node + "/ceph_conf/mgr?apply=rolling_restart",
 		`pve_ceph_config.client_crash_conf`: "",
-		`pve_ceph_config.global_conf`:       "",
-	}, 3*3+6+1+1+1+4)
-	if !cephSkipped(a.res, "ceph.conf [global]: mon_max_pg_per_osd") {
-		t.Errorf("the hand-set [global] key is not listed as skipped: %v", a.res.Skipped)
+		`pve_ceph_config.global_conf`:       node + "/ceph_conf/global?apply=rolling_restart&keys=mon_max_pg_per_osd",
+	}, 3*3+6+1+1+1+5)
+	if tf := string(a.files["ceph.tf"]); regexp.MustCompile(`fsid\s*=`).MatchString(tf) || !regexp.MustCompile(`mon_max_pg_per_osd\s*= "300"`).MatchString(tf) {
+		t.Errorf("[global] adopted as:\n%s", tf)
 	}
 	e.Run(t, resource.TestCase{Steps: a.steps(t)})
 }

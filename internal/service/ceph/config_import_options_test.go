@@ -55,12 +55,58 @@ import {
 		{Config: cfg(base + "?apply=restart"), PlanOnly: true,
 			ExpectError: regexp.MustCompile(`import option\s+apply="restart": valid\s+values\s+are\s+none,\s+rolling_restart`)},
 		{Config: cfg(base + "?restart=yes"), PlanOnly: true,
-			ExpectError: regexp.MustCompile(`unknown\s+import\s+option\s+"restart":\s+valid\s+options\s+are\s+apply,\s+wait_for_active_clean`)},
+			ExpectError: regexp.MustCompile(`unknown\s+import\s+option\s+"restart":\s+valid\s+options\s+are\s+apply,\s+keys,\s+wait_for_active_clean`)},
 		{
 			Config: cfg(base + "?apply=rolling_restart&wait_for_active_clean=true"),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop),
 				plancheck.ExpectKnownValue(addr, tfjsonpath.New("apply"), knownvalue.StringExact("rolling_restart")),
+			}},
+		},
+		acctest.ForgetStep(e.Config(""), addr),
+	}})
+}
+
+// keys= imports only the named options of a section: [global] of
+// ceph.conf holds fsid and mon_host, which PVE writes and a configuration
+// must not manage. An option the section lacks is not imported; without
+// keys every option is, so the same configuration would remove the others.
+func TestAccCephConfig_importKeys(t *testing.T) {
+	t.Parallel()
+	e := acctest.HandBuilt(t)
+	node := e.Node(t, 0)
+	cfg := func(id string) string {
+		return e.Config(fmt.Sprintf(`
+resource "pve_ceph_config" "global" {
+  node     = %[1]q
+  who      = "global"
+  target   = "ceph_conf"
+  settings = { osd_pool_default_size = "3" }
+}
+import {
+  to = pve_ceph_config.global
+  id = %[2]q
+}
+`, node, id))
+	}
+	const addr = "pve_ceph_config.global"
+	base := node + "/ceph_conf/global"
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{
+			Config: cfg(base), PlanOnly: true, ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+			}},
+		},
+		{Config: cfg(base + "?keys=osd_pool_default_size,Bad-Key"), PlanOnly: true,
+			ExpectError: regexp.MustCompile(`"Bad-Key"\s+is\s+not\s+a\s+Ceph\s+option\s+name`)},
+		{
+			Config: cfg(base + "?keys=osd_pool_default_size,osd_pool_default_pg_num"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop),
+				plancheck.ExpectKnownValue(addr, tfjsonpath.New("settings"), knownvalue.MapExact(map[string]knownvalue.Check{
+					"osd_pool_default_size": knownvalue.StringExact("3"),
+				})),
 			}},
 		},
 		acctest.ForgetStep(e.Config(""), addr),
