@@ -3,6 +3,7 @@ package acctest
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -34,6 +35,11 @@ func HandBuiltLab(t *testing.T, name string) *Env {
 		t.Fatal(err)
 	}
 	lab.Start = pvesim.StartHandBuilt
+	// The lab's pve_release would override PVESIM_RELEASE (a lab decides
+	// its release): the acceptance tests run against every release.
+	if r := os.Getenv("PVESIM_RELEASE"); r != "" {
+		lab.PVERelease = r
+	}
 	return NewWithOptions(t, pvesim.Options{Lab: lab})
 }
 

@@ -79,7 +79,7 @@ func (r *run) writeGroup(g *group) error {
 	for i, in := range g.instances {
 		entry := map[string]any{}
 		for _, n := range names {
-			if common[n] || (n == "node" && nodeIsKey) {
+			if common[n] || (n == "node" && nodeIsKey) || g.Exprs[n] != "" {
 				continue
 			}
 			if s, ok := splits[n]; ok {
@@ -108,6 +108,8 @@ func (r *run) writeGroup(g *group) error {
 	b.AppendNewline()
 	for _, n := range names {
 		switch {
+		case g.Exprs[n] != "":
+			setExpr(b, n, g.Exprs[n])
 		case n == "node" && nodeIsKey:
 			setExpr(b, n, "each.key")
 		case common[n]:

@@ -28,6 +28,11 @@ type Group struct {
 	// Omit are attributes not written even when Read fills them: ones
 	// that conflict with another attribute the configuration sets.
 	Omit []string
+	// Exprs are attributes a for_each block writes as an expression
+	// instead of a value, such as vmid = tonumber(each.key) or a reference
+	// to another group's instance; the area makes sure the expression
+	// evaluates to what Read filled. A plain block writes the value.
+	Exprs map[string]string
 	// Split are map or object attributes of a for_each group written in
 	// the block as the structure all instances share, only the values
 	// that differ taken from the locals map (each.value.<attr>.<key>...),
@@ -43,6 +48,15 @@ type State map[string]tftypes.Value
 func (s State) String(name string) string {
 	var out string
 	if v, ok := s[name]; ok && v.IsKnown() && !v.IsNull() && v.Type().Is(tftypes.String) {
+		_ = v.As(&out)
+	}
+	return out
+}
+
+// Bool returns a bool attribute (false when null).
+func (s State) Bool(name string) bool {
+	var out bool
+	if v, ok := s[name]; ok && v.IsKnown() && !v.IsNull() && v.Type().Is(tftypes.Bool) {
 		_ = v.As(&out)
 	}
 	return out
@@ -77,12 +91,33 @@ func (g *group) address() string { return g.Type + "." + g.Name }
 // g under key ("" for a group of one). It returns the object's state, or
 // nil when Read found no object (nothing is added then).
 func (r *run) add(ctx context.Context, g Group, key, id string) (State, error) {
+	st, err := r.read(ctx, g.Type, id)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	return st, r.addState(ctx, g, key, id, st)
+}
+
+// read imports and reads the object of type typ with import ID id without
+// adding it: for an area that decides from the state whether the
+// configuration can express the object as it is (then addState adds it,
+// without reading it again). nil when Read found no object.
+func (r *run) read(ctx context.Context, typ, id string) (State, error) {
+	st, err := r.rd.read(ctx, typ, id)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// addState adds an object read with r.read to group g under key.
+func (r *run) addState(ctx context.Context, g Group, key, id string, st State) error {
 	addr := g.Type + "." + g.Name
 	grp, ok := r.byAddr[addr]
 	if !ok {
 		res, ok := r.rd.schemas[g.Type]
 		if !ok {
-			return nil, fmt.Errorf("the provider has no resource %s", g.Type)
+			return fmt.Errorf("the provider has no resource %s", g.Type)
 		}
 		if g.Local == "" {
 			g.Local = strings.TrimPrefix(g.Type, "pve_") + "_" + g.Name
@@ -93,13 +128,9 @@ func (r *run) add(ctx context.Context, g Group, key, id string) (State, error) {
 	}
 	for _, in := range grp.instances {
 		if in.key == key {
-			return nil, fmt.Errorf("%s: key %q twice", addr, key)
+			return fmt.Errorf("%s: key %q twice", addr, key)
 		}
 	}
-	st, err := r.rd.read(ctx, g.Type, id)
-	if err != nil || st == nil {
-		return nil, err
-	}
 	grp.instances = append(grp.instances, &instance{key: key, id: id, state: st})
-	return st, nil
+	return nil
 }

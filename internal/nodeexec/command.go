@@ -45,6 +45,7 @@ var allowedPrograms = map[string]bool{
 	"update-ca-certificates": true, // trust store
 	"cat":                    true, // read a file
 	"stat":                   true, // file mode and owner
+	"ls":                     true, // list a directory (read-only: adoption finds drop-ins and trusted CAs)
 	"install":                true, // write a file from stdin, make directories
 	"mv":                     true, // rename a written file into place
 	"rm":                     true, // remove a file

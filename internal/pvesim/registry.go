@@ -79,6 +79,7 @@ func buildNodeOS() *nodeOS {
 			"mv":                     fileProgram("mv"),
 			"rm":                     fileProgram("rm"),
 			"cp":                     fileProgram("cp"),
+			"ls":                     {run: sshLs},
 			"ifreload":               {run: sshIfreload},
 			"systemd-run":            {run: sshSystemdRun},
 			"mkdir":                  {run: sshMkdir},

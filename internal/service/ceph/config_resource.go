@@ -781,16 +781,52 @@ func (r *configResource) Delete(ctx context.Context, req resource.DeleteRequest,
 }
 
 // ImportState takes `<node>/<target>/<who>`, such as z2g4a/config_db/osd;
-// every key of the section becomes managed.
+// every key of the section becomes managed, or with the option `keys`
+// (comma-separated) only those: [global] of ceph.conf also holds fsid and
+// mon_host, which PVE writes. The options `apply` and
+// `wait_for_active_clean` after `?` record the provider's own settings,
+// which Ceph cannot report, so that a configuration setting them plans no
+// update after the import (issue #12).
 func (r *configResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	parts := strings.Split(req.ID, "/")
+	id, opts, err := framework.SplitImportOptions(req.ID, map[string][]string{
+		"apply":                 {applyNone, applyRolling},
+		"wait_for_active_clean": {"true", "false"},
+		"keys":                  nil,
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s %q: %v.", configTypeName, req.ID, err))
+		return
+	}
+	parts := strings.Split(id, "/")
 	if len(parts) != 3 || !nodeNameRE.MatchString(parts[0]) || (parts[1] != targetConfigDB && parts[1] != targetCephConf) ||
 		!configWhoRE.MatchString(parts[2]) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf(
-			"Import %s as <node>/<target>/<who>, such as z2g4a/config_db/osd or z2g4a/ceph_conf/client; got %q.", configTypeName, req.ID))
+			"Import %s as <node>/<target>/<who>, such as z2g4a/config_db/osd or z2g4a/ceph_conf/client, optionally followed by "+
+				"?apply=rolling_restart (and &wait_for_active_clean=true, &keys=<option>,<option>); got %q.", configTypeName, req.ID))
 		return
 	}
 	for attrName, v := range map[string]string{"node": parts[0], "target": parts[1], "who": parts[2], "id": parts[1] + "/" + parts[2]} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attrName), v)...)
+	}
+	if a, ok := opts["apply"]; ok {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("apply"), a)...)
+	}
+	if w, ok := opts["wait_for_active_clean"]; ok {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_active_clean"), w == "true")...)
+	}
+	if ks, ok := opts["keys"]; ok {
+		// Managed keys with no value yet: Read fills in what Ceph holds
+		// and drops the ones it does not have.
+		keys := map[string]attr.Value{}
+		for _, k := range strings.Split(ks, ",") {
+			if !configKeyRE.MatchString(k) {
+				resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf(
+					"Import %s %q: keys=%q: %q is not a Ceph option name (lower case and underscores, such as osd_memory_target; "+
+						"separate names with commas).", configTypeName, req.ID, ks, k))
+				return
+			}
+			keys[k] = types.StringValue("")
+		}
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("settings"), types.MapValueMust(types.StringType, keys))...)
 	}
 }

@@ -168,9 +168,10 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 					"when the file changes.",
 			},
 			"restart_units": unitSet("Units to restart (`systemctl try-restart`) after the file changed, such as " +
-				"`[\"systemd-journal-upload.service\"]`."),
+				"`[\"systemd-journal-upload.service\"]`. The node does not record it: an import gives it as an option of the " +
+				"import ID (`<node>:<path>?restart_units=pve-daily-update.timer`)."),
 			"reload_units": unitSet("Units to reload (`systemctl try-reload-or-restart`: a restart for units that cannot reload) " +
-				"after the file changed."),
+				"after the file changed. An import gives it as an option of the import ID (`?reload_units=a.service,b.service`)."),
 			"daemon_reload": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,
@@ -553,19 +554,41 @@ func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 }
 
-// ImportState takes <node>:<path>; the content comes from the node (as
-// text when it is valid UTF-8, else as content_base64).
+// ImportState takes <node>:<path>, optionally followed by
+// ?restart_units=a.timer,b.service&reload_units=c.service: what the
+// provider does after it writes the file is not on the node, so an import
+// that should match a configuration setting them says so (issue #12). The
+// content comes from the node (as text when it is valid UTF-8, else as
+// content_base64).
 func (r *fileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	node, p, ok := strings.Cut(req.ID, ":")
+	id, opts, err := framework.SplitImportOptions(req.ID, map[string][]string{"restart_units": nil, "reload_units": nil})
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s with <node>:<path>[?restart_units=<unit>,...&reload_units=<unit>,...]: %v.", fileTypeName, err))
+		return
+	}
+	node, p, ok := strings.Cut(id, ":")
 	if !ok || !nodeNameRE.MatchString(node) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s with <node>:<path>, such as z2g4a:/etc/systemd/journal-upload.conf; got %q.", fileTypeName, req.ID))
 		return
 	}
+	for _, name := range []string{"restart_units", "reload_units"} {
+		v, ok := opts[name]
+		if !ok {
+			continue
+		}
+		units, why := importUnits(v)
+		if why != "" {
+			resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import option %s=%q: %s.", name, v, why))
+			return
+		}
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), units)...)
+	}
+	id = node + ":" + p
 	if why := checkFilePath(p); why != "" {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("pve_node_file does not manage %q: it %s.", p, why))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("path"), p)...)
 	// A unit file or drop-in is only read by systemd after a
@@ -586,4 +609,21 @@ func isUnitFilePath(p string) bool {
 		}
 	}
 	return false
+}
+
+// importUnits parses the comma-separated unit list of an import option;
+// why is set when it is not one.
+func importUnits(v string) (units []string, why string) {
+	seen := map[string]bool{}
+	for _, u := range strings.Split(v, ",") {
+		switch {
+		case !unitNameRE.MatchString(u):
+			return nil, fmt.Sprintf("%q is not %s; separate units with commas", u, unitNameWhat)
+		case seen[u]:
+			return nil, fmt.Sprintf("%s is given twice", u)
+		}
+		seen[u] = true
+		units = append(units, u)
+	}
+	return units, ""
 }

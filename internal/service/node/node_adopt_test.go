@@ -30,7 +30,7 @@ locals {
   root_ca_a = %q
 }
 `, string(ca))
-	var addrs, updates []string
+	var addrs []string
 	for i := range 3 {
 		node := e.Node(t, i)
 		hcl += fmt.Sprintf(`
@@ -77,7 +77,7 @@ resource "pve_node_file" "daily_update_timer_%[1]s" {
 
 import {
   to = pve_node_file.daily_update_timer_%[1]s
-  id = "%[1]s:/etc/systemd/system/pve-daily-update.timer.d/override.conf"
+  id = "%[1]s:/etc/systemd/system/pve-daily-update.timer.d/override.conf?restart_units=pve-daily-update.timer"
 }
 
 resource "pve_node_service" "journal_upload_%[1]s" {
@@ -117,14 +117,14 @@ import {
   id = %[1]q
 }
 `, node)
-		for _, r := range []string{"pve_node_trusted_ca.root_ca_a_", "pve_node_file.journal_upload_conf_", "pve_node_file.journal_upload_dropin_", "pve_node_service.journal_upload_", "pve_node_tuned_profile.lab_"} {
+		// restart_units is what the provider does after it writes, not
+		// something on the node: the import ID's restart_units option
+		// records it, so the timer's drop-in plans no change either. (The
+		// drop-ins' daemon_reload import infers from the path.)
+		for _, r := range []string{"pve_node_trusted_ca.root_ca_a_", "pve_node_file.journal_upload_conf_", "pve_node_file.journal_upload_dropin_",
+			"pve_node_file.daily_update_timer_", "pve_node_service.journal_upload_", "pve_node_tuned_profile.lab_"} {
 			addrs = append(addrs, r+node)
 		}
-		// restart_units is what the provider does after it writes, not
-		// something on the node: import cannot read it back, so the first
-		// plan updates it alone, and the apply writes nothing. (The
-		// drop-ins' daemon_reload import infers from the path.)
-		updates = append(updates, "pve_node_file.daily_update_timer_"+node)
 	}
-	e.Run(t, resource.TestCase{Steps: e.AdoptStepsUpdating(e.Config(hcl), addrs, updates)})
+	e.Run(t, resource.TestCase{Steps: e.AdoptSteps(e.Config(hcl), addrs...)})
 }
