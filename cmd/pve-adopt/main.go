@@ -68,9 +68,9 @@ type system struct {
 }
 
 const usage = `pve-adopt reads a running Proxmox VE cluster and writes a Terraform configuration of it:
-main.tf (provider and variables), one file per area (network, cluster, storage, ceph, node,
-vm) with for_each maps in the shape of examples/homelab, imports.tf with an import block
-for every object, and ADOPTION.md listing what is not in the configuration and why.
+main.tf (provider and variables), one file per part of the cluster (network.tf, ceph.tf,
+vms.tf, ...) with for_each maps in the shape of examples/homelab, imports.tf with an import
+block for every object, and ADOPTION.md listing what is not in the configuration and why.
 
 It only reads. The API client refuses every write before it is sent, and over SSH it runs
 only commands that read (cat, stat, systemctl show, ceph ... dump/get, ethtool -g, ...).
