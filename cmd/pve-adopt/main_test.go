@@ -348,3 +348,43 @@ func TestSummarySkipped(t *testing.T) {
 		}
 	}
 }
+
+// A wrong password fails before anything is written, naming PVE_PASSWORD.
+func TestAdoptWrongPassword(t *testing.T) {
+	sim, err := pvesim.Start(pvesim.Options{NoSSH: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	info := sim.Info()
+	sys, _, errOut := testSys(t, map[string]string{"PVE_ENDPOINT": info.Endpoint, "PVE_PASSWORD": "wrong", "PVE_TLS_FINGERPRINT": info.TLSFingerprint})
+	dir := filepath.Join(t.TempDir(), "adopted")
+	if code := run(context.Background(), []string{"-no-ssh", "-out", dir}, sys); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	if !strings.Contains(errOut.String(), "PVE_PASSWORD") {
+		t.Errorf("error does not name PVE_PASSWORD:\n%s", errOut)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s was created", dir)
+	}
+}
+
+// PVE's self-signed certificate without a pin: the error says how to pin it.
+func TestAdoptUntrustedCertificate(t *testing.T) {
+	sim, err := pvesim.Start(pvesim.Options{NoSSH: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	info := sim.Info()
+	sys, _, errOut := testSys(t, map[string]string{"PVE_ENDPOINT": info.Endpoint, "PVE_PASSWORD": info.RootPassword})
+	if code := run(context.Background(), []string{"-no-ssh", "-out", filepath.Join(t.TempDir(), "a")}, sys); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	for _, w := range []string{"-tls-fingerprint", "PVE_TLS_FINGERPRINT", "-ca-cert"} {
+		if !strings.Contains(errOut.String(), w) {
+			t.Errorf("error does not mention %s:\n%s", w, errOut)
+		}
+	}
+}
