@@ -216,8 +216,8 @@ func sshPool(api *pve.Client, s *SSHConfig) (*nodeexec.Pool, error) {
 		Resolve: func(ctx context.Context, node string) (nodeexec.Address, error) {
 			if hp, ok := s.Nodes[node]; ok {
 				host, port, err := net.SplitHostPort(hp)
-				if err != nil {
-					return nodeexec.Address{Host: hp}, nil
+				if err != nil { // a host without a port: 22
+					host, port = hp, "0"
 				}
 				p, _ := strconv.Atoi(port)
 				return nodeexec.Address{Host: host, Port: p}, nil
@@ -239,10 +239,6 @@ func sshPool(api *pve.Client, s *SSHConfig) (*nodeexec.Pool, error) {
 		},
 	})
 }
-
-// has reports whether area is part of this run, for references across
-// areas (a depends_on only when the other resource is generated too).
-func (r *run) has(area string) bool { return len(r.wanted) == 0 || r.wanted[area] }
 
 // skip records an object the configuration does not express.
 func (r *run) skip(object, reason string) {

@@ -414,12 +414,12 @@ func cephParseConf(raw string) (map[string][]string, []string) {
 func cephTFName(s string) string {
 	b := []byte(strings.ToLower(s))
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
 			b[i] = '_'
 		}
 	}
 	out := string(b)
-	if out == "" || !(out[0] >= 'a' && out[0] <= 'z') {
+	if out == "" || out[0] < 'a' || out[0] > 'z' {
 		out = "pool_" + out
 	}
 	return out

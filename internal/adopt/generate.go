@@ -92,7 +92,9 @@ func (r *run) writeGroup(g *group) error {
 	}
 	varying := false
 	for _, e := range local {
-		varying = varying || len(e.(map[string]any)) > 0
+		if m, ok := e.(map[string]any); ok && len(m) > 0 {
+			varying = true
+		}
 	}
 	b := body.AppendNewBlock("resource", []string{g.Type, g.Name}).Body()
 	if varying {

@@ -76,12 +76,16 @@ func splitValue(vals []any, ref string) (any, []any) {
 	for _, k := range keys {
 		sub := make([]any, len(vals))
 		for i, v := range vals {
-			sub[i] = v.(map[string]any)[k]
+			if m, ok := v.(map[string]any); ok {
+				sub[i] = m[k]
+			}
 		}
 		t, p := splitValue(sub, ref+keyRef(k))
 		tmpl[k] = t
 		for i := range p {
-			parts[i].(map[string]any)[k] = p[i]
+			if m, ok := parts[i].(map[string]any); ok {
+				m[k] = p[i]
+			}
 		}
 	}
 	return tmpl, parts

@@ -42,14 +42,6 @@ func block(body *hclwrite.Body, typ string, labels ...string) *hclwrite.Body {
 	return body.AppendNewBlock(typ, labels).Body()
 }
 
-// resource appends `resource "<typ>" "<name>" {}` to file and returns its body.
-func (r *run) resource(file, typ, name string) *hclwrite.Body {
-	return block(r.file(file), "resource", typ, name)
-}
-
-// locals appends a locals block to file.
-func (r *run) locals(file string) *hclwrite.Body { return block(r.file(file), "locals") }
-
 // set sets attribute name to the Go value v (see val).
 func set(body *hclwrite.Body, name string, v any) { body.SetAttributeValue(name, val(v)) }
 
@@ -226,6 +218,3 @@ func tokens(v any) hclwrite.Tokens {
 func hasHeredoc(t hclwrite.Tokens) bool {
 	return len(t) > 0 && t[len(t)-1].Type == hclsyntax.TokenCHeredoc
 }
-
-// address is a resource address with a for_each key: pve_x.lab["key"].
-func address(typ, name, key string) string { return fmt.Sprintf("%s.%s[%q]", typ, name, key) }

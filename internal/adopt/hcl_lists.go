@@ -25,7 +25,7 @@ func objectList(x []any) (hclwrite.Tokens, bool) {
 		{Type: hclsyntax.TokenNewline, Bytes: []byte("\n")},
 	}
 	for _, e := range x {
-		m := e.(map[string]any)
+		m, _ := e.(map[string]any) // every element is one: checked above
 		if it, ok := inlineObject(m); ok {
 			t = append(t, it...)
 		} else {

@@ -550,7 +550,7 @@ func (a *nodeAdoption) ring(ctx context.Context, nodeName, nic string) error {
 	unit := "pve-nic-ring-" + nic + ".service"
 	info, err := a.r.sshRead(ctx, nodeName, "ethtool", "-i", nic)
 	if err != nil {
-		return nil // no driver information: not a NIC with rings to compare
+		return nil //nolint:nilerr // no driver information: not a NIC with rings to compare
 	}
 	driver := ""
 	for _, line := range strings.Split(string(info), "\n") {
@@ -560,7 +560,7 @@ func (a *nodeAdoption) ring(ctx context.Context, nodeName, nic string) error {
 	}
 	out, err := a.r.sshRead(ctx, nodeName, "ethtool", "-g", nic)
 	if err != nil {
-		return nil // the driver has no ring parameters
+		return nil //nolint:nilerr // the driver has no ring parameters
 	}
 	rx, tx, ok := currentRings(string(out))
 	if !ok {

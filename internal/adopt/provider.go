@@ -49,7 +49,10 @@ func newReader(ctx context.Context, cfg map[string]any) (*reader, error) {
 		rd.schemas[md.TypeName] = res
 	}
 
-	ptype := sch.Provider.ValueType().(tftypes.Object)
+	ptype, ok := sch.Provider.ValueType().(tftypes.Object)
+	if !ok {
+		return nil, fmt.Errorf("the provider's configuration is not an object")
+	}
 	cv, err := objectValue(ptype, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("provider configuration: %w", err)

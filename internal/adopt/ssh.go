@@ -77,11 +77,3 @@ func (r *run) sshRead(ctx context.Context, node, program string, args ...string)
 	}
 	return res.Stdout, nil
 }
-
-// readFile returns a file's content on node (fs.ErrNotExist when missing).
-func (r *run) readFile(ctx context.Context, node, path string) ([]byte, error) {
-	if r.src.SSH == nil {
-		return nil, errNoSSH
-	}
-	return r.src.SSH.ReadFile(ctx, node, path)
-}

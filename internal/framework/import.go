@@ -21,7 +21,7 @@ func SplitImportOptions(id string, allowed map[string][]string) (string, map[str
 	}
 	vals, err := url.ParseQuery(query)
 	if err != nil {
-		return "", nil, fmt.Errorf("the options after %q are not name=value pairs joined by &: %v", "?", err)
+		return "", nil, fmt.Errorf("the options after %q are not name=value pairs joined by &: %w", "?", err)
 	}
 	names := make([]string, 0, len(allowed))
 	for n := range allowed {
