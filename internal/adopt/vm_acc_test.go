@@ -47,6 +47,13 @@ func TestAccAdoptVMs(t *testing.T) {
 		t.Errorf("vms.tf has started = true %d times, want once (VM 100 only):\n%s", n, vms)
 	}
 	checkVMSkipped(t, a.res, "unused0 of VM 100 (ceph:vm-100-disk-0)", "destroy_disks")
+	// VM 101's NIC as the GUI made it, with the MAC PVE picked: written
+	// as it is, so the plan neither changes nor regenerates it.
+	cfg, _ := a.env.Sim.VMConfig(101)
+	mac := strings.TrimPrefix(strings.Split(cfg["net0"], ",")[0], "virtio=")
+	if len(mac) != 17 || !strings.Contains(vms, mac) {
+		t.Errorf("vms.tf lacks VM 101's MAC %q (net0 %q):\n%s", mac, cfg["net0"], vms)
+	}
 	if ha := string(a.files["ha.tf"]); !hasHCL(ha, "sid = each.key") || strings.Contains(ha, "vmid") {
 		t.Errorf("ha.tf: want sid = each.key and no vmid (sid and vmid exclude each other):\n%s", ha)
 	}

@@ -485,7 +485,7 @@ func (s *Sim) hbWaitCephClean(node, after string) error {
 }
 
 // hbGuests creates VM 100 as the log lists it, running and HA-managed,
-// and VM 101, stopped and without HA.
+// and VM 101, stopped and without HA, with a NIC whose MAC PVE chose.
 func (s *Sim) hbGuests(plan []hbNode) error {
 	n1, n2, pool := plan[0].name, plan[1].name, plan[0].rules.pool
 	vm := "/nodes/" + n1 + "/qemu/100"
@@ -519,6 +519,9 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 	_, err := s.hbCall(n2, "POST", "/nodes/"+n2+"/qemu", map[string]string{
 		"vmid": "101", "cores": "2", "memory": "2048", "ostype": "l26", "scsihw": "virtio-scsi-single",
 		"scsi0": pool + ":8,discard=on,iothread=1,ssd=1",
+		// The GUI's network tab: a virtio NIC on the guest bridge with
+		// the firewall box ticked; PVE picks the MAC.
+		"net0": "virtio,bridge=bridge0,firewall=1",
 	})
 	return err
 }

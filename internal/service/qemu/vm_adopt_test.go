@@ -2,6 +2,7 @@ package qemu_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -22,6 +23,10 @@ func TestAccVM_adoptHandBuilt(t *testing.T) {
 	}
 	e := acctest.HandBuilt(t)
 	a, b := e.Node(t, 0), e.Node(t, 1)
+	// VM 101's NIC has the MAC PVE chose when the GUI created it: the
+	// user copies it from the VM's hardware tab.
+	cfg, _ := e.Sim.VMConfig(101)
+	mac := strings.TrimPrefix(strings.Split(cfg["net0"], ",")[0], "virtio=")
 	hcl := fmt.Sprintf(`
 resource "pve_vm" "vm100" {
   node    = %[1]q
@@ -58,6 +63,9 @@ resource "pve_vm" "vm101" {
   ostype  = "l26"
   scsihw  = "virtio-scsi-single"
   started = false
+  network = {
+    net0 = { model = "virtio", bridge = "bridge0", firewall = true, mac_address = %[3]q }
+  }
 }
 
 resource "pve_vm_disk" "vm101_system" {
@@ -90,7 +98,7 @@ import {
   to = pve_vm_disk.vm101_system
   id = "101/scsi0"
 }
-`, a, b)
+`, a, b, mac)
 	addrs := []string{"pve_vm.vm100", "pve_vm_disk.vm100_system", "pve_vm.vm101", "pve_vm_disk.vm101_system"}
 	steps := e.AdoptSteps(e.Config(hcl), addrs...)
 	steps = append(steps, acctest.ForgetStep(e.ProviderConfig(), addrs...))
