@@ -36,7 +36,8 @@ func TestOperationAnnotations(t *testing.T) {
 	generic := map[string]bool{"Get": true, "Post": true, "Put": true, "Delete": true, "GetRaw": true,
 		"Authenticate": true, "Endpoint": true, "AuthUser": true, "IsRootTicket": true,
 		"ServerFingerprint": true, "RootPassword": true, "Await": true, // a TLS handshake; a credential
-		"CloseIdleConnections": true} // the transport's kept connections
+		"CloseIdleConnections": true, // the transport's kept connections
+		"ReadOnly":             true} // a setting of the client
 	ops := map[string]bool{}
 	for _, f := range files {
 		for _, d := range f.Decls {
