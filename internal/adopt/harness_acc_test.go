@@ -41,8 +41,8 @@ func adoptEnv(t *testing.T, e *acctest.Env, areas ...string) *adopted {
 }
 
 // runAdoption runs the adoption of areas (all when none) on e, with or
-// without SSH, checks that it sent no write and ran no writing command,
-// and logs how many requests and SSH commands (by command) it took.
+// without SSH, checks that it sent no write and ran no writing command
+// (none at all without SSH), and logs how many requests and SSH commands (by command) it took.
 func runAdoption(t *testing.T, e *acctest.Env, withSSH bool, areas ...string) *adopt.Result {
 	t.Helper()
 	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
@@ -57,6 +57,9 @@ func runAdoption(t *testing.T, e *acctest.Env, withSSH bool, areas ...string) *a
 	}
 	checkNoWrites(t, e, from, sshFrom, "the adoption")
 	cmds := e.Sim.SSHCommands()[sshFrom:]
+	if !withSSH && len(cmds) > 0 {
+		t.Errorf("the adoption ran %d SSH commands without SSH: %v", len(cmds), cmds)
+	}
 	tally := map[string]int{}
 	for _, c := range cmds {
 		if f := strings.Fields(c.Line); len(f) > 1 {
