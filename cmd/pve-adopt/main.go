@@ -375,19 +375,9 @@ const maxSkipLines = 10
 // it went, what was not and what to do next.
 func summary(s *settings, res *adopt.Result, before map[string]bool) string {
 	w := &strings.Builder{}
-	counts := map[string]int{}
-	for _, im := range res.Imports {
-		typ, _, _ := strings.Cut(im.To, ".")
-		counts[typ]++
-	}
-	types := make([]string, 0, len(counts))
-	for t := range counts {
-		types = append(types, t)
-	}
-	sort.Strings(types)
 	fmt.Fprintf(w, "\nAdopted %s:\n", plural(len(res.Imports), "object"))
-	for _, t := range types {
-		fmt.Fprintf(w, "  %-28s %d\n", t, counts[t])
+	for _, c := range res.Counts() {
+		fmt.Fprintf(w, "  %-28s %d\n", c.Type, c.N)
 	}
 	files := res.Render()
 	names := make([]string, 0, len(files))

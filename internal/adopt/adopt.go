@@ -188,20 +188,26 @@ func providerConfig(cfg Config) map[string]any {
 			ssh["known_hosts_file"] = s.KnownHostsFile
 		}
 		if len(s.Nodes) > 0 {
-			nodes := map[string]any{}
-			for n, hp := range s.Nodes {
-				host, port, err := net.SplitHostPort(hp)
-				if err != nil {
-					host, port = hp, "22"
-				}
-				p, _ := strconv.Atoi(port)
-				nodes[n] = map[string]any{"address": host, "port": p}
-			}
-			ssh["nodes"] = nodes
+			ssh["nodes"] = sshNodeAddresses(s.Nodes)
 		}
 		m["ssh"] = ssh
 	}
 	return m
+}
+
+// sshNodeAddresses is the provider's ssh.nodes value (node -> address and
+// port) of node -> host[:port]; without a port, SSH's 22.
+func sshNodeAddresses(hostPorts map[string]string) map[string]any {
+	nodes := make(map[string]any, len(hostPorts))
+	for n, hp := range hostPorts {
+		host, port, err := net.SplitHostPort(hp)
+		if err != nil {
+			host, port = hp, "22"
+		}
+		p, _ := strconv.Atoi(port)
+		nodes[n] = map[string]any{"address": host, "port": p}
+	}
+	return nodes
 }
 
 // sshPool is the discovery's SSH: reading commands only (allowSSH), nodes

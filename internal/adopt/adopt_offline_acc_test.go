@@ -19,7 +19,7 @@ func TestAccAdoptClusterNetworkNodeOffline(t *testing.T) {
 	const off = "jpl-proxmox9"
 	e.Sim.PowerOff(off)
 	a := adoptEnv(t, e, "cluster", "network")
-	checkAdoptedImports(t, a, map[string]string{
+	checkImports(t, a.res, map[string]string{
 		`pve_cluster_node.member["` + off + `"]`:                            off,
 		`pve_node_network_config.lab["jpl-proxmox8"]`:                       "jpl-proxmox8",
 		`pve_apt_repository.lab["jpl-proxmox8/ceph-squid-no-subscription"]`: "jpl-proxmox8/ceph-squid-no-subscription",
@@ -29,6 +29,6 @@ func TestAccAdoptClusterNetworkNodeOffline(t *testing.T) {
 			t.Errorf("adopted %s of the offline node", im.To)
 		}
 	}
-	checkSkipped(t, a, "node "+off, 2)
+	checkSkipped(t, a.res, "node "+off, "", 2)
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }

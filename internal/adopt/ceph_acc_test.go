@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
-	"github.com/pvelab/terraform-provider-pve/internal/adopt"
 	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
@@ -48,7 +47,8 @@ func TestAccAdoptCeph(t *testing.T) {
 		`pve_ceph_osd.lab["z2g4a/sda"]`:      "",
 		`pve_ceph_install.lab["not-a-node"]`: "",
 	}
-	cephCheckImports(t, a.res, want, 3*3+6+1+1+1+3)
+	checkImports(t, a.res, want)
+	checkImportCount(t, a.res, 3*3+6+1+1+1+3)
 	cephTF := string(a.files["ceph.tf"])
 	t.Logf("ceph.tf:\n%s\nskipped: %v", cephTF, a.res.Skipped)
 	for _, s := range []string{"depends_on = [pve_ceph_cluster.lab]", "depends_on        = [pve_ceph_osd.lab]", "for_each = local.ceph_osd_lab"} {
@@ -89,12 +89,11 @@ func TestAccAdoptCeph_diskless(t *testing.T) {
 		`pve_ceph_config.mon_jpl_proxmox7_conf`: "",
 	}
 	t.Logf("ceph.tf:\n%s\nskipped: %v", a.files["ceph.tf"], a.res.Skipped)
-	cephCheckImports(t, a.res, want, 3*3+3+2)
+	checkImports(t, a.res, want)
+	checkImportCount(t, a.res, 3*3+3+2)
 	// The provider's endpoint is jpl-proxmox6, which has no Ceph: PVE
 	// answers /cluster/ceph/flags there with "binary not installed".
-	if !cephSkipped(a.res, "pve_ceph_flags (the cluster's OSD flags)") {
-		t.Errorf("pve_ceph_flags is not listed as skipped: %v", a.res.Skipped)
-	}
+	checkSkipped(t, a.res, "pve_ceph_flags (the cluster's OSD flags)", "", 1)
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
 
@@ -111,7 +110,7 @@ func TestAccAdoptCeph_noCeph(t *testing.T) {
 	}
 	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab})
 	sshFrom := len(e.Sim.SSHCommands())
-	res := cephRunAdoption(t, e, "ceph")
+	res := runAdoption(t, e, true, "ceph")
 	// The node (a fresh install is a standalone node) was asked whether
 	// it has Ceph's daemons, and nothing else was run.
 	cmds := e.Sim.SSHCommands()[sshFrom:]
@@ -138,7 +137,7 @@ func TestAccAdoptCeph_editRestarts(t *testing.T) {
 	}
 	lab.Start = pvesim.StartHandBuilt
 	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab, CephTimeScale: 10})
-	a := cephAdoptEnv(t, e, "ceph")
+	a := adoptEnv(t, e, "ceph")
 	line := regexp.MustCompile(`osd_memory_target(\s*)= "8589934592"`)
 	if n := len(line.FindAllString(a.config, -1)); n != 1 {
 		t.Fatalf("the generated configuration has %d osd_memory_target lines, want 1:\n%s", n, a.config)
@@ -194,71 +193,6 @@ func TestAccAdoptCeph_editRestarts(t *testing.T) {
 		},
 		steps[2],
 	}})
-}
-
-// cephAdoptEnv is adoptLab on an environment the test started itself.
-func cephAdoptEnv(t *testing.T, e *acctest.Env, areas ...string) *adopted {
-	t.Helper()
-	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
-	res := cephRunAdoption(t, e, areas...)
-	t.Logf("the adoption sent %d API requests and %d SSH commands", len(e.Sim.Requests())-from, len(e.Sim.SSHCommands())-sshFrom)
-	checkNoWrites(t, e, from, sshFrom, "the adoption")
-	files := res.Render()
-	var names []string
-	for n := range files {
-		if strings.HasSuffix(n, ".tf") && n != "main.tf" {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	var hcl strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&hcl, "# --- %s\n%s\n", n, files[n])
-	}
-	return &adopted{env: e, res: res, files: files, config: e.Config(hcl.String())}
-}
-
-func cephRunAdoption(t *testing.T, e *acctest.Env, areas ...string) *adopt.Result {
-	t.Helper()
-	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
-	cfg := adopt.Config{
-		Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint(),
-		SSH: &adopt.SSHConfig{PrivateKey: e.SSHClientKey(), KnownHostsFile: e.KnownHosts, Nodes: e.SSHEndpoints()},
-	}
-	res, err := adopt.Run(context.Background(), cfg,
-		adopt.Options{Areas: areas, Provider: adopt.ProviderSettings{Endpoint: e.Endpoint(), TLSFingerprint: e.TLSFingerprint()}})
-	if err != nil {
-		t.Fatalf("adopt: %v", err)
-	}
-	checkNoWrites(t, e, from, sshFrom, "the adoption")
-	return res
-}
-
-// cephCheckImports checks the import IDs of want (address -> ID, "" for an
-// address that must not be imported) and the number of imports.
-func cephCheckImports(t *testing.T, res *adopt.Result, want map[string]string, n int) {
-	t.Helper()
-	got := map[string]string{}
-	for _, im := range res.Imports {
-		got[im.To] = im.ID
-	}
-	for to, id := range want {
-		if got[to] != id {
-			t.Errorf("import of %s: %q, want %q", to, got[to], id)
-		}
-	}
-	if len(res.Imports) != n {
-		t.Errorf("%d imports, want %d: %v", len(res.Imports), n, res.Imports)
-	}
-}
-
-func cephSkipped(res *adopt.Result, object string) bool {
-	for _, s := range res.Skipped {
-		if s.Object == object {
-			return true
-		}
-	}
-	return false
 }
 
 // cephOnlyUpdate passes when the plan updates addr, with attr becoming want,
@@ -356,13 +290,14 @@ func TestAccAdoptCeph_confSections(t *testing.T) {
 		Content: []byte(conf)}); err != nil {
 		t.Fatal(err)
 	}
-	a := cephAdoptEnv(t, e, "ceph")
+	a := adoptEnv(t, e, "ceph")
 	t.Logf("ceph.tf:\n%s", a.files["ceph.tf"])
-	cephCheckImports(t, a.res, map[string]string{
+	checkImports(t, a.res, map[string]string{
 		`pve_ceph_config.mgr_conf`:          node + "/ceph_conf/mgr?apply=rolling_restart",
 		`pve_ceph_config.client_crash_conf`: "",
 		`pve_ceph_config.global_conf`:       node + "/ceph_conf/global?apply=rolling_restart&keys=mon_max_pg_per_osd",
-	}, 3*3+6+1+1+1+5)
+	})
+	checkImportCount(t, a.res, 3*3+6+1+1+1+5)
 	if tf := string(a.files["ceph.tf"]); regexp.MustCompile(`fsid\s*=`).MatchString(tf) || !regexp.MustCompile(`mon_max_pg_per_osd\s*= "300"`).MatchString(tf) {
 		t.Errorf("[global] adopted as:\n%s", tf)
 	}
@@ -375,31 +310,21 @@ func TestAccAdoptCeph_confSections(t *testing.T) {
 func TestAccAdoptCeph_noSSH(t *testing.T) {
 	t.Parallel()
 	e := acctest.HandBuiltLab(t, "reference")
-	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
-	res, err := adopt.Run(context.Background(), adopt.Config{Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint()},
-		adopt.Options{Areas: []string{"ceph"}, Provider: adopt.ProviderSettings{Endpoint: e.Endpoint(), TLSFingerprint: e.TLSFingerprint()}})
-	if err != nil {
-		t.Fatalf("adopt: %v", err)
-	}
-	checkNoWrites(t, e, from, sshFrom, "the adoption")
-	if n := len(e.Sim.SSHCommands()) - sshFrom; n != 0 {
-		t.Errorf("%d SSH commands without SSH", n)
-	}
-	cephCheckImports(t, res, map[string]string{
+	res := runAdoption(t, e, false, "ceph") // checks that it ran no SSH command
+	checkImports(t, res, map[string]string{
 		`pve_ceph_cluster.lab`:          e.Nodes[0],
 		`pve_ceph_install.lab["z2g4a"]`: "",
 		`pve_ceph_config.osd_conf`:      "",
-	}, 1+3+3+6+1+1)
-	if !cephSkipped(res, "pve_ceph_install and pve_ceph_config (ceph.conf, config database)") {
-		t.Errorf("the packages and configuration are not listed as skipped: %v", res.Skipped)
-	}
+	})
+	checkImportCount(t, res, 1+3+3+6+1+1)
+	checkSkipped(t, res, "pve_ceph_install and pve_ceph_config (ceph.conf, config database)", "", 1)
 }
 
 // The consumer lab: an OSD on every data disk (no power-loss-protected
 // ones), imported and planned like the others.
 func TestAccAdoptCeph_consumer(t *testing.T) {
 	t.Parallel()
-	a := cephAdoptEnv(t, acctest.HandBuiltLab(t, "consumer"), "ceph")
+	a := adoptLab(t, "consumer", "ceph")
 	t.Logf("ceph.tf:\n%s\nskipped: %v", a.files["ceph.tf"], a.res.Skipped)
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }

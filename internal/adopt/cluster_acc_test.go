@@ -29,7 +29,7 @@ func TestAccAdoptCluster(t *testing.T) {
 			want[`pve_apt_repository.lab["`+n+"/"+h+`"]`] = n + "/" + h
 		}
 	}
-	checkAdoptedImports(t, a, want)
+	checkImports(t, a.res, want)
 	// Handles PVE reports but no file has (pvetest, Ceph's enterprise
 	// repository after pveceph install rewrote ceph.sources) are not adopted:
 	// Read finds no object, and a configuration naming one would add it.
@@ -38,7 +38,7 @@ func TestAccAdoptCluster(t *testing.T) {
 			t.Errorf("unconfigured handle adopted: %s", im.ID)
 		}
 	}
-	checkSkipped(t, a, "/etc/apt/sources.list.d/debian.sources:0", 3)
+	checkSkipped(t, a.res, "/etc/apt/sources.list.d/debian.sources:0", "", 3)
 	for _, want := range []string{
 		"links = [\n    { address = \"169.254.60.10\" },\n    { address = \"169.254.50.10\" },\n  ]",
 		"enabled = false",
@@ -67,7 +67,7 @@ func TestAccAdoptClusterDiskless(t *testing.T) {
 	for _, n := range []string{"jpl-proxmox7", "jpl-proxmox8", "jpl-proxmox9"} {
 		want[`pve_cluster_node.member["`+n+`"]`] = n
 	}
-	checkAdoptedImports(t, a, want)
+	checkImports(t, a.res, want)
 	for _, im := range a.res.Imports {
 		if im.ID == "jpl-proxmox6" || im.ID == "jpl-proxmox6/ceph-squid-no-subscription" {
 			t.Errorf("adopted %s: the founder is pve_cluster, and jpl-proxmox6 has no Ceph repository but the installer's", im.ID)
@@ -87,7 +87,7 @@ func TestAccAdoptClusterStandalone(t *testing.T) {
 	e := acctest.NewStandalone(t)
 	a := adoptEnv(t, e, "cluster")
 	node := e.Node(t, 0)
-	checkAdoptedImports(t, a, map[string]string{`pve_apt_repository.lab["` + node + `/enterprise"]`: node + "/enterprise"})
+	checkImports(t, a.res, map[string]string{`pve_apt_repository.lab["` + node + `/enterprise"]`: node + "/enterprise"})
 	for _, im := range a.res.Imports {
 		if strings.HasPrefix(im.To, "pve_cluster.") || strings.HasPrefix(im.To, "pve_cluster_node.") {
 			t.Errorf("a standalone node adopted %s", im.To)
@@ -97,33 +97,4 @@ func TestAccAdoptClusterStandalone(t *testing.T) {
 		}
 	}
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
-}
-
-// checkAdoptedImports fails for each import block of want (address -> id)
-// the adoption did not write.
-func checkAdoptedImports(t *testing.T, a *adopted, want map[string]string) {
-	t.Helper()
-	got := map[string]string{}
-	for _, im := range a.res.Imports {
-		got[im.To] = im.ID
-	}
-	for to, id := range want {
-		if got[to] != id {
-			t.Errorf("import to %s: id %q, want %q (imports: %v)", to, got[to], id, got)
-		}
-	}
-}
-
-// checkSkipped fails unless n objects not adopted mention what.
-func checkSkipped(t *testing.T, a *adopted, what string, n int) {
-	t.Helper()
-	c := 0
-	for _, s := range a.res.Skipped {
-		if strings.Contains(s.Object, what) && s.Reason != "" {
-			c++
-		}
-	}
-	if c != n {
-		t.Errorf("%d objects not adopted mention %q, want %d: %v", c, what, n, a.res.Skipped)
-	}
 }

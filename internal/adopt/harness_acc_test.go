@@ -37,10 +37,18 @@ func adoptLab(t *testing.T, lab string, areas ...string) *adopted {
 // node, for example).
 func adoptEnv(t *testing.T, e *acctest.Env, areas ...string) *adopted {
 	t.Helper()
+	return adoptedFrom(e, runAdoption(t, e, true, areas...))
+}
+
+// runAdoption runs the adoption of areas (all when none) on e, with or
+// without SSH, checks that it sent no write and ran no writing command
+// (none at all without SSH), and logs how many requests and SSH commands (by command) it took.
+func runAdoption(t *testing.T, e *acctest.Env, withSSH bool, areas ...string) *adopt.Result {
+	t.Helper()
 	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
-	cfg := adopt.Config{
-		Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint(),
-		SSH: &adopt.SSHConfig{PrivateKey: e.SSHClientKey(), KnownHostsFile: e.KnownHosts, Nodes: e.SSHEndpoints()},
+	cfg := adopt.Config{Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint()}
+	if withSSH {
+		cfg.SSH = &adopt.SSHConfig{PrivateKey: e.SSHClientKey(), KnownHostsFile: e.KnownHosts, Nodes: e.SSHEndpoints()}
 	}
 	res, err := adopt.Run(context.Background(), cfg,
 		adopt.Options{Areas: areas, Provider: adopt.ProviderSettings{Endpoint: e.Endpoint(), TLSFingerprint: e.TLSFingerprint()}})
@@ -48,6 +56,24 @@ func adoptEnv(t *testing.T, e *acctest.Env, areas ...string) *adopted {
 		t.Fatalf("adopt: %v", err)
 	}
 	checkNoWrites(t, e, from, sshFrom, "the adoption")
+	cmds := e.Sim.SSHCommands()[sshFrom:]
+	if !withSSH && len(cmds) > 0 {
+		t.Errorf("the adoption ran %d SSH commands without SSH: %v", len(cmds), cmds)
+	}
+	tally := map[string]int{}
+	for _, c := range cmds {
+		if f := strings.Fields(c.Line); len(f) > 1 {
+			tally[f[0]+" "+f[1]]++
+		}
+	}
+	t.Logf("the adoption sent %d API requests and ran %d SSH commands: %v", len(e.Sim.Requests())-from, len(cmds), tally)
+	return res
+}
+
+// adoptedFrom is the adoption res of e with the configuration a test
+// applies: the generated files but main.tf, in name order, after the test
+// environment's provider block.
+func adoptedFrom(e *acctest.Env, res *adopt.Result) *adopted {
 	files := res.Render()
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -61,6 +87,63 @@ func adoptEnv(t *testing.T, e *acctest.Env, areas ...string) *adopted {
 		fmt.Fprintf(&hcl, "# --- %s\n%s\n", n, files[n])
 	}
 	return &adopted{env: e, res: res, files: files, config: e.Config(hcl.String())}
+}
+
+// checkImports fails for each import of want (address -> ID, "" for an
+// address that must not be imported) the adoption did not write so.
+func checkImports(t *testing.T, res *adopt.Result, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, im := range res.Imports {
+		got[im.To] = im.ID
+	}
+	for to, id := range want {
+		if got[to] != id {
+			t.Errorf("import to %s: id %q, want %q (imports:\n%s)", to, got[to], id, importLines(res))
+		}
+	}
+}
+
+// checkImportCount fails unless the adoption wrote n import blocks. With
+// checkImports of n addresses, the imports are exactly those.
+func checkImportCount(t *testing.T, res *adopt.Result, n int) {
+	t.Helper()
+	if len(res.Imports) != n {
+		t.Errorf("%d imports, want %d:\n%s", len(res.Imports), n, importLines(res))
+	}
+}
+
+// checkImportsExactly fails unless the adoption's imports are exactly
+// want (address -> ID).
+func checkImportsExactly(t *testing.T, res *adopt.Result, want map[string]string) {
+	t.Helper()
+	checkImports(t, res, want)
+	checkImportCount(t, res, len(want))
+}
+
+// importLines are the adoption's imports, "address = ID" a line, sorted.
+func importLines(res *adopt.Result) string {
+	lines := make([]string, 0, len(res.Imports))
+	for _, im := range res.Imports {
+		lines = append(lines, im.To+" = "+im.ID)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// checkSkipped fails unless n objects not adopted have object in their
+// name and a reason that mentions about (any reason when about is "").
+func checkSkipped(t *testing.T, res *adopt.Result, object, about string, n int) {
+	t.Helper()
+	c := 0
+	for _, s := range res.Skipped {
+		if strings.Contains(s.Object, object) && s.Reason != "" && strings.Contains(s.Reason, about) {
+			c++
+		}
+	}
+	if c != n {
+		t.Errorf("%d objects not adopted mention %q with a reason about %q, want %d: %v", c, object, about, n, res.Skipped)
+	}
 }
 
 // checkNoWrites fails the test for any API request but a read (and the

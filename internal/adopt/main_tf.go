@@ -1,10 +1,5 @@
 package adopt
 
-import (
-	"net"
-	"strconv"
-)
-
 // ProviderSettings are the non-secret facts main.tf's variables default
 // to: how the adoption itself reached the cluster. Secrets (the password)
 // are variables without a default, never written.
@@ -87,18 +82,9 @@ func (r *run) writeMain() {
 	variable("ssh_private_key_file", "The private key SSH uses to reach the nodes as "+p.SSHUser+".", p.SSHKeyFile, false)
 	variable("ssh_known_hosts_file", "known_hosts with the nodes' host keys (checked, never trusted blindly).", p.KnownHostsFile, false)
 	if len(p.SSHNodes) > 0 {
-		nodes := map[string]any{}
-		for n, hp := range p.SSHNodes {
-			host, port, err := net.SplitHostPort(hp)
-			if err != nil {
-				host, port = hp, "22"
-			}
-			pn, _ := strconv.Atoi(port)
-			nodes[n] = map[string]any{"address": host, "port": pn}
-		}
 		v := block(body, "variable", "ssh_nodes")
 		set(v, "description", "Where SSH reaches each node, where not at the address PVE reports.")
 		setExpr(v, "type", "map(object({ address = string, port = number }))")
-		set(v, "default", nodes)
+		set(v, "default", sshNodeAddresses(p.SSHNodes))
 	}
 }

@@ -19,7 +19,7 @@ func TestAccAdoptNetwork(t *testing.T) {
 	for _, n := range []string{"z2g4a", "z2g4b", "z2g4c"} {
 		want[`pve_node_network_config.lab["`+n+`"]`] = n
 	}
-	checkAdoptedImports(t, a, want)
+	checkImports(t, a.res, want)
 	tf := string(a.files["network.tf"])
 	for _, s := range []string{
 		`slaves    = ["bcm5720p0", "bcm5720p1"]`,
@@ -47,10 +47,8 @@ func TestAccAdoptNetworkDiskless(t *testing.T) {
 	for _, n := range []string{"jpl-proxmox6", "jpl-proxmox7", "jpl-proxmox8", "jpl-proxmox9"} {
 		want[`pve_node_network_config.lab["`+n+`"]`] = n
 	}
-	checkAdoptedImports(t, a, want)
-	if len(a.res.Imports) != 4 {
-		t.Errorf("%d imports, want one per node: %v", len(a.res.Imports), a.res.Imports)
-	}
+	checkImports(t, a.res, want)
+	checkImportCount(t, a.res, 4)
 	tf := string(a.files["network.tf"])
 	for _, s := range []string{`bridge_ports      = ["enp1s0f0"]`, `gateway           = "10.33.80.1"`, `cidr = "192.168.100.16/24"`, "mtu  = 9000"} {
 		if !strings.Contains(tf, s) {

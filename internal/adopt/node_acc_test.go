@@ -3,7 +3,6 @@ package adopt_test
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
@@ -14,75 +13,20 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 )
 
-// adoptRunning runs the adoption of areas on an environment already
-// started (adoptLab starts its own), with or without SSH, and returns it
-// with the SSH commands the adoption ran.
-func adoptRunning(t *testing.T, e *acctest.Env, withSSH bool, areas ...string) (*adopted, int) {
-	t.Helper()
-	from, sshFrom := len(e.Sim.Requests()), len(e.Sim.SSHCommands())
-	cfg := adopt.Config{Endpoint: e.Endpoint(), Password: e.RootPassword(), TLSFingerprint: e.TLSFingerprint()}
-	if withSSH {
-		cfg.SSH = &adopt.SSHConfig{PrivateKey: e.SSHClientKey(), KnownHostsFile: e.KnownHosts, Nodes: e.SSHEndpoints()}
-	}
-	res, err := adopt.Run(context.Background(), cfg,
-		adopt.Options{Areas: areas, Provider: adopt.ProviderSettings{Endpoint: e.Endpoint(), TLSFingerprint: e.TLSFingerprint()}})
-	if err != nil {
-		t.Fatalf("adopt: %v", err)
-	}
-	checkNoWrites(t, e, from, sshFrom, "the adoption")
-	cmds := e.Sim.SSHCommands()[sshFrom:]
-	ran := len(cmds)
-	tally := map[string]int{}
-	for _, c := range cmds {
-		if f := strings.Fields(c.Line); len(f) > 1 {
-			tally[f[0]+" "+f[1]]++
-		}
-	}
-	t.Logf("the adoption ran %d SSH commands: %v", ran, tally)
-	files := res.Render()
-	var names []string
-	for n := range files {
-		if strings.HasSuffix(n, ".tf") && n != "main.tf" {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	var hcl strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&hcl, "# --- %s\n%s\n", n, files[n])
-	}
-	return &adopted{env: e, res: res, files: files, config: e.Config(hcl.String())}, ran
-}
-
-// wantImports fails unless the adoption's import IDs are exactly want.
-func wantImports(t *testing.T, res *adopt.Result, want []string) {
-	t.Helper()
-	var got []string
-	for _, im := range res.Imports {
-		got = append(got, im.To+" = "+im.ID)
-	}
-	sort.Strings(got)
-	sort.Strings(want)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("imports:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
 // nodeBaseImports are the imports of the log's node base on nodes (the
 // HCL and IDs of internal/service/node/node_adopt_test.go), plus rings.
-func nodeBaseImports(nodes []string, rings ...string) []string {
-	var want []string
+func nodeBaseImports(nodes []string, rings ...string) map[string]string {
+	want := map[string]string{}
 	for _, n := range nodes {
-		want = append(want,
-			fmt.Sprintf(`pve_node_trusted_ca.lab["%s/root-ca-a"] = %s/root-ca-a`, n, n),
-			fmt.Sprintf(`pve_node_file.journal_upload_conf[%q] = %s:/etc/systemd/journal-upload.conf`, n, n),
-			fmt.Sprintf(`pve_node_file.systemd_journal_upload_override[%q] = %s:/etc/systemd/system/systemd-journal-upload.service.d/override.conf`, n, n),
-			fmt.Sprintf(`pve_node_file.pve_daily_update_timer_override[%q] = %s:/etc/systemd/system/pve-daily-update.timer.d/override.conf?restart_units=pve-daily-update.timer`, n, n),
-			fmt.Sprintf(`pve_node_service.systemd_journal_upload[%q] = %s/systemd-journal-upload.service`, n, n),
-			fmt.Sprintf(`pve_node_tuned_profile.lab[%q] = %s`, n, n))
+		want[fmt.Sprintf(`pve_node_trusted_ca.lab["%s/root-ca-a"]`, n)] = n + "/root-ca-a"
+		want[fmt.Sprintf(`pve_node_file.journal_upload_conf[%q]`, n)] = n + ":/etc/systemd/journal-upload.conf"
+		want[fmt.Sprintf(`pve_node_file.systemd_journal_upload_override[%q]`, n)] = n + ":/etc/systemd/system/systemd-journal-upload.service.d/override.conf"
+		want[fmt.Sprintf(`pve_node_file.pve_daily_update_timer_override[%q]`, n)] = n + ":/etc/systemd/system/pve-daily-update.timer.d/override.conf?restart_units=pve-daily-update.timer"
+		want[fmt.Sprintf(`pve_node_service.systemd_journal_upload[%q]`, n)] = n + "/systemd-journal-upload.service"
+		want[fmt.Sprintf(`pve_node_tuned_profile.lab[%q]`, n)] = n
 	}
 	for _, r := range rings {
-		want = append(want, fmt.Sprintf(`pve_node_nic_ring.lab[%q] = %s`, r, r))
+		want[fmt.Sprintf(`pve_node_nic_ring.lab[%q]`, r)] = r
 	}
 	return want
 }
@@ -112,10 +56,10 @@ func skipsOf(res *adopt.Result) string {
 func TestAccAdoptNode(t *testing.T) {
 	t.Parallel()
 	e := acctest.HandBuiltLab(t, "reference")
-	a, ran := adoptRunning(t, e, true, "node")
+	a := adoptEnv(t, e, "node")
 	nodes := labNodes(t, e, 3)
-	t.Logf("node.tf (%d SSH commands):\n%s", ran, a.files["node.tf"])
-	wantImports(t, a.res, nodeBaseImports(nodes))
+	t.Logf("node.tf:\n%s", a.files["node.tf"])
+	checkImportsExactly(t, a.res, nodeBaseImports(nodes))
 
 	ca, ok := e.Sim.NodeFile(nodes[0], "/usr/local/share/ca-certificates/root-ca-a.crt")
 	if !ok {
@@ -144,7 +88,7 @@ func TestAccAdoptNode_diskless(t *testing.T) {
 	t.Parallel()
 	a := adoptLab(t, "diskless", "node")
 	nodes := labNodes(t, a.env, 4)
-	wantImports(t, a.res, nodeBaseImports(nodes))
+	checkImportsExactly(t, a.res, nodeBaseImports(nodes))
 	if skips := skipsOf(a.res); strings.Contains(skips, "rings") {
 		t.Errorf("skipped rings on a lab that set none:\n%s", skips)
 	}
@@ -155,15 +99,12 @@ func TestAccAdoptNode_diskless(t *testing.T) {
 func TestAccAdoptNode_withoutSSH(t *testing.T) {
 	t.Parallel()
 	e := acctest.HandBuiltLab(t, "reference")
-	a, ran := adoptRunning(t, e, false, "node")
-	if ran != 0 {
-		t.Errorf("the adoption ran %d SSH commands without SSH", ran)
+	res := runAdoption(t, e, false, "node") // checks that it ran no SSH command
+	if len(res.Imports) != 0 {
+		t.Errorf("imports without SSH: %v", res.Imports)
 	}
-	if len(a.res.Imports) != 0 {
-		t.Errorf("imports without SSH: %v", a.res.Imports)
-	}
-	if len(a.res.Skipped) != 1 || a.res.Skipped[0].Object != "node files, trusted CAs, tuned" || !strings.HasPrefix(a.res.Skipped[0].Reason, "need SSH") {
-		t.Errorf("skipped = %v, want one entry: node files, trusted CAs, tuned: need SSH", a.res.Skipped)
+	if len(res.Skipped) != 1 || res.Skipped[0].Object != "node files, trusted CAs, tuned" || !strings.HasPrefix(res.Skipped[0].Reason, "need SSH") {
+		t.Errorf("skipped = %v, want one entry: node files, trusted CAs, tuned: need SSH", res.Skipped)
 	}
 }
 
@@ -188,8 +129,8 @@ resource "pve_node_nic_ring" "storage" {
 		{Config: e.Config(ring)},
 		acctest.ForgetStep(e.ProviderConfig(), "pve_node_nic_ring.storage"),
 	}})
-	a, _ := adoptRunning(t, e, true, "node")
-	wantImports(t, a.res, nodeBaseImports(nodes, nodes[0]+"/cx354ap1"))
+	a := adoptEnv(t, e, "node")
+	checkImportsExactly(t, a.res, nodeBaseImports(nodes, nodes[0]+"/cx354ap1"))
 	skips := skipsOf(a.res)
 	if want := fmt.Sprintf("NIC cx354ap1 rings rx 2048 tx 2048 (%s): set by hand", strings.Join(nodes[1:], ", ")); !strings.Contains(skips, want) {
 		t.Errorf("skipped:\n%s\nwant %q", skips, want)
@@ -236,20 +177,15 @@ func TestAccAdoptNode_userChanges(t *testing.T) {
 			t.Fatalf("%s: %v", c.node, err)
 		}
 	}
-	a, _ := adoptRunning(t, e, true, "node")
-	var want []string
-	for _, im := range nodeBaseImports(nodes) {
-		if !strings.HasPrefix(im, fmt.Sprintf("pve_node_tuned_profile.lab[%q]", nodes[2])) {
-			want = append(want, im)
-		}
-	}
+	a := adoptEnv(t, e, "node")
+	want := nodeBaseImports(nodes)
+	delete(want, fmt.Sprintf("pve_node_tuned_profile.lab[%q]", nodes[2]))
 	n := nodes[0]
-	want = append(want,
-		fmt.Sprintf(`pve_node_file.lab_backup_service[%q] = %s:/etc/systemd/system/lab-backup.service`, n, n),
-		fmt.Sprintf(`pve_node_file.lab_backup_limits[%q] = %s:/etc/systemd/system/lab-backup.service.d/limits.conf`, n, n),
-		fmt.Sprintf(`pve_node_file.getty_autologin[%q] = %s:/etc/systemd/system/getty@.service.d/autologin.conf`, n, n),
-		fmt.Sprintf(`pve_node_service.lab_backup[%q] = %s/lab-backup.service`, n, n))
-	wantImports(t, a.res, want)
+	want[fmt.Sprintf(`pve_node_file.lab_backup_service[%q]`, n)] = n + ":/etc/systemd/system/lab-backup.service"
+	want[fmt.Sprintf(`pve_node_file.lab_backup_limits[%q]`, n)] = n + ":/etc/systemd/system/lab-backup.service.d/limits.conf"
+	want[fmt.Sprintf(`pve_node_file.getty_autologin[%q]`, n)] = n + ":/etc/systemd/system/getty@.service.d/autologin.conf"
+	want[fmt.Sprintf(`pve_node_service.lab_backup[%q]`, n)] = n + "/lab-backup.service"
+	checkImportsExactly(t, a.res, want)
 	skips := skipsOf(a.res)
 	for _, w := range []string{
 		fmt.Sprintf("/etc/systemd/system/lab-backup.service.d/README (%s): systemd reads only the *.conf files", n),
@@ -272,8 +208,8 @@ func TestAccAdoptNode_nodeOffline(t *testing.T) {
 	nodes := labNodes(t, e, 4)
 	off := nodes[3]
 	e.Sim.PowerOff(off)
-	a, _ := adoptRunning(t, e, true, "node")
-	wantImports(t, a.res, nodeBaseImports(nodes[:3]))
+	a := adoptEnv(t, e, "node")
+	checkImportsExactly(t, a.res, nodeBaseImports(nodes[:3]))
 	if skips := skipsOf(a.res); strings.Count(skips, off) != 1 || !strings.Contains(skips, "files, trusted CAs, units, tuned and NIC rings of node "+off+": the node is offline") {
 		t.Errorf("skipped:\n%s\nwant %s listed once as offline", skips, off)
 	}

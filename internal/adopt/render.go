@@ -35,23 +35,35 @@ func (res *Result) Render() map[string][]byte {
 	return out
 }
 
-// report is ADOPTION.md.
-func (res *Result) report() []byte {
-	var b bytes.Buffer
-	b.WriteString("# Adoption report\n\n")
+// TypeCount is how many objects of one resource type were imported.
+type TypeCount struct {
+	Type string
+	N    int
+}
+
+// Counts are the imports per resource type, sorted by type: what the
+// report and pve-adopt's summary list.
+func (res *Result) Counts() []TypeCount {
 	counts := map[string]int{}
 	for _, im := range res.Imports {
 		typ, _, _ := strings.Cut(im.To, ".")
 		counts[typ]++
 	}
-	types := make([]string, 0, len(counts))
-	for t := range counts {
-		types = append(types, t)
+	out := make([]TypeCount, 0, len(counts))
+	for t, n := range counts {
+		out = append(out, TypeCount{Type: t, N: n})
 	}
-	sort.Strings(types)
+	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	return out
+}
+
+// report is ADOPTION.md.
+func (res *Result) report() []byte {
+	var b bytes.Buffer
+	b.WriteString("# Adoption report\n\n")
 	fmt.Fprintf(&b, "%d objects adopted (imports.tf):\n\n", len(res.Imports))
-	for _, t := range types {
-		fmt.Fprintf(&b, "- `%s`: %d\n", t, counts[t])
+	for _, c := range res.Counts() {
+		fmt.Fprintf(&b, "- `%s`: %d\n", c.Type, c.N)
 	}
 	b.WriteString("\nNext: `terraform init`, then `terraform plan` — it must show only imports (0 to add, 0 to change, 0 to\n" +
 		"destroy). `terraform apply` records them in state and changes nothing on the cluster.\n")

@@ -19,7 +19,7 @@ import (
 func TestAccAdoptStorage(t *testing.T) {
 	t.Parallel()
 	a := adoptLab(t, "reference", "storage")
-	checkAdoptedImports(t, a, map[string]string{"pve_storage.local": "local", "pve_storage.local_lvm": "local-lvm", "pve_storage.ceph": "ceph"})
+	checkImports(t, a.res, map[string]string{"pve_storage.local": "local", "pve_storage.local_lvm": "local-lvm", "pve_storage.ceph": "ceph"})
 	tf := string(a.files["storage.tf"])
 	for _, s := range []string{`pool    = "ceph"`, `path    = "/var/lib/vz"`, `thinpool = "data"`} {
 		if !strings.Contains(tf, s) {
@@ -36,10 +36,8 @@ func TestAccAdoptStorage(t *testing.T) {
 func TestAccAdoptStorageDiskless(t *testing.T) {
 	t.Parallel()
 	a := adoptLab(t, "diskless", "storage")
-	checkAdoptedImports(t, a, map[string]string{"pve_storage.local": "local", "pve_storage.local_lvm": "local-lvm", "pve_storage.testpool": "testpool"})
-	if len(a.res.Imports) != 3 {
-		t.Errorf("%d imports, want 3: %v", len(a.res.Imports), a.res.Imports)
-	}
+	checkImports(t, a.res, map[string]string{"pve_storage.local": "local", "pve_storage.local_lvm": "local-lvm", "pve_storage.testpool": "testpool"})
+	checkImportCount(t, a.res, 3)
 	if tf := string(a.files["storage.tf"]); !strings.Contains(tf, `pool    = "testpool"`) {
 		t.Errorf("storage.tf lacks the pool testpool:\n%s", tf)
 	}
@@ -67,7 +65,7 @@ func TestAccAdoptStorageNames(t *testing.T) {
 		}
 	}
 	a := adoptEnv(t, e, "storage")
-	checkAdoptedImports(t, a, map[string]string{"pve_storage.bk_1": "bk-1", "pve_storage.bk_1_2": "bk_1"})
+	checkImports(t, a.res, map[string]string{"pve_storage.bk_1": "bk-1", "pve_storage.bk_1_2": "bk_1"})
 	tf := string(a.files["storage.tf"])
 	if strings.Count(tf, "shared") != 1 || !strings.Contains(tf, "shared  = true") {
 		t.Errorf("want shared = true on bk-1 only:\n%s", tf)

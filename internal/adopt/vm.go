@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,12 +94,7 @@ func guestLabel(g pve.ClusterResource) string {
 // disks, and detached (unusedN) volumes.
 func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMConfig, deps []string) error {
 	drives := cfg.Drives()
-	slots := make([]string, 0, len(drives))
-	for k := range drives {
-		slots = append(slots, k)
-	}
-	sort.Strings(slots)
-	for _, slot := range slots {
+	for _, slot := range slices.Sorted(maps.Keys(drives)) {
 		d := drives[slot]
 		obj := fmt.Sprintf("%s of VM %d", slot, g.VMID)
 		what := d.Volume
@@ -133,12 +130,7 @@ func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMC
 		}
 	}
 	unused := cfg.Unused()
-	keys := make([]string, 0, len(unused))
-	for k := range unused {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(unused)) {
 		r.skip(fmt.Sprintf("%s of VM %d (%s)", k, g.VMID, unused[k]),
 			"a detached disk: no resource represents it, so it stays as it is. Destroying the VM would delete it (PVE "+
 				"deletes every volume a VM owns, unused ones too); pve_vm refuses that destroy while the VM lists any "+

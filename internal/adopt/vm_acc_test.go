@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
-	"github.com/pvelab/terraform-provider-pve/internal/adopt"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
@@ -46,7 +45,7 @@ func TestAccAdoptVMs(t *testing.T) {
 	if n := strings.Count(vms, "started = true"); n != 1 {
 		t.Errorf("vms.tf has started = true %d times, want once (VM 100 only):\n%s", n, vms)
 	}
-	checkVMSkipped(t, a.res, "unused0 of VM 100 (ceph:vm-100-disk-0)", "destroy_disks")
+	checkSkipped(t, a.res, "unused0 of VM 100 (ceph:vm-100-disk-0)", "destroy_disks", 1)
 	// VM 101's NIC as the GUI made it, with the MAC PVE picked: written
 	// as it is, so the plan neither changes nor regenerates it.
 	cfg, _ := a.env.Sim.VMConfig(101)
@@ -72,7 +71,7 @@ func TestAccAdoptVMsDiskless(t *testing.T) {
 	if vms := string(a.files["vms.tf"]); !hasHCL(vms, `storage = "testpool"`) || !strings.Contains(vms, `"jpl-proxmox6"`) {
 		t.Errorf("vms.tf: want VM 100 on jpl-proxmox6 with disks on testpool:\n%s", vms)
 	}
-	checkVMSkipped(t, a.res, "unused0 of VM 100 (testpool:vm-100-disk-0)", "destroy_disks")
+	checkSkipped(t, a.res, "unused0 of VM 100 (testpool:vm-100-disk-0)", "destroy_disks", 1)
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
 
@@ -139,10 +138,10 @@ func TestAccAdoptVMsMore(t *testing.T) {
 			t.Errorf("the template is imported: %v", im)
 		}
 	}
-	checkVMSkipped(t, a.res, "VM 102 (tmpl)", "template")
-	checkVMSkipped(t, a.res, "ide2 of VM 103 (no media)", "CD/DVD")
-	checkVMSkipped(t, a.res, "scsi2 of VM 103 (/dev/disk/by-id/ata-HOST-DISK)", "passed through")
-	checkVMSkipped(t, a.res, "efidisk0 of VM 103", "no resource represents efidisk0")
+	checkSkipped(t, a.res, "VM 102 (tmpl)", "template", 1)
+	checkSkipped(t, a.res, "ide2 of VM 103 (no media)", "CD/DVD", 1)
+	checkSkipped(t, a.res, "scsi2 of VM 103 (/dev/disk/by-id/ata-HOST-DISK)", "passed through", 1)
+	checkSkipped(t, a.res, "efidisk0 of VM 103", "no resource represents efidisk0", 1)
 	a.env.Run(t, resource.TestCase{Steps: a.steps(t)})
 }
 
@@ -173,35 +172,6 @@ func adoptVMLab(t *testing.T, lab string, setup func(*testing.T, *acctest.Env)) 
 		}
 	}
 	return a
-}
-
-// checkImports: every import in want is there with its id.
-func checkImports(t *testing.T, res *adopt.Result, want map[string]string) {
-	t.Helper()
-	got := map[string]string{}
-	for _, im := range res.Imports {
-		got[im.To] = im.ID
-	}
-	for to, id := range want {
-		if got[to] != id {
-			t.Errorf("import to %s: id %q, want %q (imports: %v)", to, got[to], id, res.Imports)
-		}
-	}
-}
-
-// checkVMSkipped: an object whose name starts with object is reported, with
-// a reason that mentions about.
-func checkVMSkipped(t *testing.T, res *adopt.Result, object, about string) {
-	t.Helper()
-	for _, s := range res.Skipped {
-		if strings.HasPrefix(s.Object, object) {
-			if !strings.Contains(s.Reason, about) {
-				t.Errorf("%s skipped for %q, want a reason about %q", s.Object, s.Reason, about)
-			}
-			return
-		}
-	}
-	t.Errorf("%s not in the report: %v", object, res.Skipped)
 }
 
 var spaces = regexp.MustCompile(` +`)
