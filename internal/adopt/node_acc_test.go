@@ -75,8 +75,8 @@ func nodeBaseImports(nodes []string, rings ...string) []string {
 	for _, n := range nodes {
 		want = append(want,
 			fmt.Sprintf(`pve_node_trusted_ca.lab["%s/root-ca-a"] = %s/root-ca-a`, n, n),
-			fmt.Sprintf(`pve_node_file.journal_upload_conf[%q] = %s:/etc/systemd/journal-upload.conf`, n, n),
-			fmt.Sprintf(`pve_node_file.systemd_journal_upload_override[%q] = %s:/etc/systemd/system/systemd-journal-upload.service.d/override.conf`, n, n),
+			fmt.Sprintf(`pve_node_file.journal_upload_conf[%q] = %s:/etc/systemd/journal-upload.conf?restart_units=systemd-journal-upload.service&keep_on_destroy=true`, n, n),
+			fmt.Sprintf(`pve_node_file.systemd_journal_upload_override[%q] = %s:/etc/systemd/system/systemd-journal-upload.service.d/override.conf?restart_units=systemd-journal-upload.service`, n, n),
 			fmt.Sprintf(`pve_node_file.pve_daily_update_timer_override[%q] = %s:/etc/systemd/system/pve-daily-update.timer.d/override.conf?restart_units=pve-daily-update.timer`, n, n),
 			fmt.Sprintf(`pve_node_service.systemd_journal_upload[%q] = %s/systemd-journal-upload.service`, n, n),
 			fmt.Sprintf(`pve_node_tuned_profile.lab[%q] = %s`, n, n))
