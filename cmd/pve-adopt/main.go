@@ -94,7 +94,9 @@ vms.tf, ...) with for_each maps in the shape of examples/homelab, imports.tf wit
 block for every object, and ADOPTION.md listing what is not in the configuration and why.
 
 It only reads. The API client refuses every write before it is sent, and over SSH it runs
-only commands that read (cat, stat, systemctl show, ceph ... dump/get, ethtool -g, ...).
+only commands that read (cat, stat, ls, lsblk, findmnt, dpkg-query, systemctl show/cat/
+is-enabled/is-active/list-*, ethtool -g/-i, tuned-adm active/list, and of ceph only
+"ceph config dump"); anything else is refused before it reaches the node.
 The first "terraform plan" of what it writes imports everything and changes nothing.
 
 Usage:
@@ -104,7 +106,10 @@ The password of -username is read from PVE_PASSWORD, or asked for on the termina
 never a flag (flags show in ps) and never written to a file (main.tf declares it as a
 variable: TF_VAR_password).
 
-Flags (each also from the environment variable named in brackets):
+Flags (a variable in brackets is read when the flag is not given; -areas, -out, -force,
+-no-ssh and -ssh-node are flags only). PVE_SSH_PRIVATE_KEY_FILE is a file name, unlike the
+provider's PVE_SSH_PRIVATE_KEY (the PEM itself). Once read, every PVE_* variable is cleared:
+none of them changes what the adoption checks.
 `
 
 // settings are the parsed flags and environment.
