@@ -361,8 +361,12 @@ func addCephConfig(ctx context.Context, r *run, node, target, who, keys, comment
 	if len(opts) > 0 {
 		id += "?" + strings.Join(opts, "&")
 	}
+	deps := []string{"pve_ceph_cluster.lab"}
+	if kind, _, _ := strings.Cut(who, "."); kind == "osd" {
+		deps = []string{"pve_ceph_osd.lab"} // the OSDs it configures (and restarts)
+	}
 	_, err := r.add(ctx, Group{File: cephFile, Type: "pve_ceph_config", Name: cephTFName(who) + suffix, Comment: comment,
-		DependsOn: []string{"pve_ceph_cluster.lab"}}, "", id)
+		DependsOn: deps}, "", id)
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // Adopted without SSH (-no-ssh), main.tf has no ssh block and no ssh_*
@@ -64,5 +65,30 @@ func TestAllowSSHCeph(t *testing.T) {
 		if err := allowSSH(strings.Fields(bad)); err == nil {
 			t.Errorf("%s allowed", bad)
 		}
+	}
+}
+
+// An rbd storage of an adopted Ceph pool references the pool; the VMs'
+// disks depend on the storages they use only.
+func TestLinkGroups(t *testing.T) {
+	str := func(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
+	r := testRun()
+	addGroup(r, Group{Type: "pve_ceph_pool", Name: "ceph"}, nil, &instance{state: State{"name": str("ceph")}})
+	addGroup(r, Group{Type: "pve_storage", Name: "ceph"}, nil, &instance{state: State{"storage": str("ceph"), "type": str("rbd"),
+		"options": tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"pool": str("ceph")})}})
+	addGroup(r, Group{Type: "pve_storage", Name: "local"}, nil, &instance{state: State{"storage": str("local"), "type": str("dir")}})
+	addGroup(r, Group{Type: "pve_vm_disk", Name: "lab", DependsOn: []string{"pve_vm.lab", "pve_storage.ceph", "pve_storage.local"}}, nil,
+		&instance{key: "101/scsi0", state: State{"storage": str("ceph")}})
+	r.linkGroups()
+	if got := r.byAddr["pve_storage.ceph"].refs["options"]["pool"]; got != "pve_ceph_pool.ceph.name" {
+		t.Errorf("the rbd storage's pool: %q, want the pool's reference", got)
+	}
+	if got := r.byAddr["pve_vm_disk.lab"].DependsOn; len(got) != 1 || got[0] != "pve_storage.ceph" {
+		t.Errorf("the disks depend on %v, want [pve_storage.ceph]", got)
+	}
+	objs := []map[string]any{{"options": map[string]any{"pool": "ceph", "krbd": "0"}}}
+	applyRefs(r.byAddr["pve_storage.ceph"], objs)
+	if v := objs[0]["options"].(map[string]any)["pool"]; v != Expr("pve_ceph_pool.ceph.name") {
+		t.Errorf("options.pool written as %v", v)
 	}
 }
