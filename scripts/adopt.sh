@@ -9,6 +9,9 @@
 #   4. terraform init (the provider just built, from a local mirror: no network) and plan,
 #      prints the plan's summary line (only imports: 0 to add, 0 to change, 0 to destroy),
 #      applies it, checks the request log shows no write, and plans again (must be empty).
+#      Only the API request log is checked here: the pvesim command writes no log of the SSH
+#      commands it ran (-request-log covers the API alone). What runs over SSH is checked by
+#      the Go tests instead (internal/adopt's tests, acctest.ReadOnlySSH on Sim.SSHCommands).
 # It keeps the generated configuration, its state and pvesim's logs (ADOPT_DIR/.pvesim:
 # requests.jsonl, pvesim.log, plan and apply output) for a look afterwards; the simulator
 # stops at the end, so the next run starts the lab afresh.

@@ -29,16 +29,24 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The in-process provider reads PVE_API_TOKEN too and refuses a token
-	// beside the password adoption logs in with (root@pam: the OSD and
-	// cluster resources need a ticket).
-	if os.Getenv("PVE_API_TOKEN") != "" {
+	// The in-process provider reads PVE_* variables wherever its
+	// configuration leaves a setting out. The command reads its own from a
+	// copy and clears them all, so that none (PVE_INSECURE,
+	// PVE_SSH_TRUST_ON_FIRST_USE, PVE_API_TOKEN beside the password, ...)
+	// changes what the adoption checks; internal/adopt gives the provider
+	// every setting it can explicitly as well.
+	env := pveEnv()
+	if env["PVE_API_TOKEN"] != "" {
 		fmt.Fprintln(os.Stderr, "pve-adopt: ignoring PVE_API_TOKEN: adoption logs in as root@pam with a password")
-		_ = os.Unsetenv("PVE_API_TOKEN")
 	}
 	home, _ := os.UserHomeDir()
 	sys := system{
-		getenv: os.Getenv,
+		getenv: func(k string) string {
+			if strings.HasPrefix(k, "PVE_") {
+				return env[k]
+			}
+			return os.Getenv(k)
+		},
 		home:   home,
 		stdout: os.Stdout,
 		stderr: os.Stderr,
@@ -54,6 +62,19 @@ func main() {
 		},
 	}
 	os.Exit(run(ctx, os.Args[1:], sys))
+}
+
+// pveEnv returns the PVE_* variables and removes them from the process's
+// environment.
+func pveEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "PVE_") {
+			env[k] = v
+			_ = os.Unsetenv(k)
+		}
+	}
+	return env
 }
 
 // system is what run takes from the process, so tests can drive it.
@@ -73,7 +94,9 @@ vms.tf, ...) with for_each maps in the shape of examples/homelab, imports.tf wit
 block for every object, and ADOPTION.md listing what is not in the configuration and why.
 
 It only reads. The API client refuses every write before it is sent, and over SSH it runs
-only commands that read (cat, stat, systemctl show, ceph ... dump/get, ethtool -g, ...).
+only commands that read (cat, stat, ls, lsblk, findmnt, dpkg-query, systemctl show/cat/
+is-enabled/is-active/list-*, ethtool -g/-i, tuned-adm active/list, and of ceph only
+"ceph config dump"); anything else is refused before it reaches the node.
 The first "terraform plan" of what it writes imports everything and changes nothing.
 
 Usage:
@@ -83,7 +106,10 @@ The password of -username is read from PVE_PASSWORD, or asked for on the termina
 never a flag (flags show in ps) and never written to a file (main.tf declares it as a
 variable: TF_VAR_password).
 
-Flags (each also from the environment variable named in brackets):
+Flags (a variable in brackets is read when the flag is not given; -areas, -out, -force,
+-no-ssh and -ssh-node are flags only). PVE_SSH_PRIVATE_KEY_FILE is a file name, unlike the
+provider's PVE_SSH_PRIVATE_KEY (the PEM itself). Once read, every PVE_* variable is cleared:
+none of them changes what the adoption checks.
 `
 
 // settings are the parsed flags and environment.

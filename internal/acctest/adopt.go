@@ -91,14 +91,10 @@ func readOnlySSH(argv []string) bool {
 			}
 		}
 	case "ceph":
-		for _, a := range argv[1:] {
-			switch a {
-			case "set", "rm", "unset", "restart", "create", "destroy", "out", "in", "down", "purge", "add",
-				"assimilate-conf", "reweight", "pause", "unpause", "set-group", "unset-group", "enable", "disable":
-				return false
-			}
-		}
-		return true
+		// Exactly what adoption reads (pve_ceph_config's Read): an
+		// allow-list, independent of internal/adopt's.
+		a := strings.Join(argv[1:], " ")
+		return a == "config dump" || a == "config dump --format json"
 	case "tuned-adm":
 		return len(argv) > 1 && (argv[1] == "active" || argv[1] == "list")
 	case "ethtool":

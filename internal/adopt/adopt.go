@@ -107,6 +107,9 @@ type run struct {
 	opts    Options
 	groups  []*group
 	byAddr  map[string]*group
+	// noSSH: the run had no SSH (Config.SSH nil), so main.tf has no ssh
+	// block either: its key file need not exist where the plan runs.
+	noSSH bool
 }
 
 // Run reads the cluster and builds the configuration. Nothing it calls can
@@ -131,7 +134,14 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{api: api, res: &Result{Files: map[string]*hclwrite.File{}}, wanted: wanted, opts: opts, byAddr: map[string]*group{}}
+	// The adoption's own client (its certificate pin or CA, nothing from
+	// the environment) logs in first: the in-process provider sends the
+	// password only to an endpoint that client has verified.
+	v, err := api.Version(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the PVE version (GET /version): %w", err)
+	}
+	r := &run{release: v.Release, api: api, res: &Result{Files: map[string]*hclwrite.File{}}, wanted: wanted, opts: opts, byAddr: map[string]*group{}, noSSH: cfg.SSH == nil}
 	r.src.API = api
 	if cfg.SSH != nil {
 		if r.src.SSH, err = sshPool(api, cfg.SSH); err != nil {
@@ -142,11 +152,6 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	if r.rd, err = newReader(ctx, providerConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("start the provider: %w", err)
 	}
-	v, err := api.Version(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read the PVE version (GET /version): %w", err)
-	}
-	r.release = v.Release
 	nodes, err := api.Nodes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list the nodes (GET /nodes): %w", err)
@@ -170,20 +175,25 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	return r.res, nil
 }
 
-// providerConfig is the in-process provider's configuration.
+// providerConfig is the in-process provider's configuration. Every setting
+// the provider would otherwise take from a PVE_* variable is given (the
+// configuration wins over the environment), so that the environment cannot
+// loosen what the adoption checks: certificates are verified (insecure =
+// false), unknown host keys refused (trust_on_first_use = false), only the
+// given key logs in (no agent, no password). Only api_token has no value
+// meaning none: cmd/pve-adopt clears PVE_API_TOKEN (and every other PVE_*
+// variable) once it has read its settings.
 func providerConfig(cfg Config) map[string]any {
-	m := map[string]any{"endpoint": cfg.Endpoint, "username": cfg.Username, "password": cfg.Password}
-	if cfg.TLSFingerprint != "" {
-		m["tls_fingerprint"] = cfg.TLSFingerprint
-	}
-	if cfg.CACert != "" {
-		m["ca_cert"] = cfg.CACert
-	}
+	m := map[string]any{"endpoint": cfg.Endpoint, "username": cfg.Username, "password": cfg.Password,
+		"insecure": false, "tls_fingerprint": cfg.TLSFingerprint, "ca_cert": cfg.CACert,
+		"request_timeout": 60, "max_parallel_requests": 4}
 	if s := cfg.SSH; s != nil {
-		ssh := map[string]any{"private_key": s.PrivateKey}
-		if s.User != "" {
-			ssh["username"] = s.User
+		user := s.User
+		if user == "" {
+			user = "root"
 		}
+		ssh := map[string]any{"private_key": s.PrivateKey, "username": user, "private_key_passphrase": "", "password": "",
+			"agent": false, "trust_on_first_use": false, "port": 22, "command_timeout": 600}
 		if s.KnownHostsFile != "" {
 			ssh["known_hosts_file"] = s.KnownHostsFile
 		}

@@ -282,43 +282,32 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 	}
 	secs, order := cephParseConf(raw)
 	for _, who := range order {
-		if who == "global" || strings.HasPrefix(who, "mon.") || strings.HasPrefix(who, "mds.") {
-			// PVE writes these sections (and rewrites them when daemons
-			// come and go): adopting one whole would manage fsid and
-			// mon_host next to pve_ceph_cluster and pve_ceph_monitor. Only
-			// the keys set by hand are imported (keys=).
-			var own []string
-			for _, k := range secs[who] {
-				if !cephPVEKeys[k] {
-					own = append(own, k)
-				}
-			}
-			if len(own) > 0 {
-				sort.Strings(own)
-				if err := addCephConfig(ctx, r, node, "ceph_conf", who, strings.Join(own, ","),
-					fmt.Sprintf("The options set by hand in [%s] of /etc/pve/ceph.conf; PVE's own (fsid, networks, mon_host, ...)\n"+
-						"are left to pve_ceph_cluster and pve_ceph_monitor.", who)); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		pveOnly := true
+		// Only the keys set by hand are imported (keys=), in every
+		// section: PVE's own (fsid and mon_host in [global], the keyring
+		// lines of [client] and [mds]) stay unmanaged, so that removing or
+		// destroying the pve_ceph_config never deletes them (a [client]
+		// without its keyring cuts every client off Ceph).
+		var own []string
 		for _, k := range secs[who] {
-			pveOnly = pveOnly && cephPVEKeys[k]
+			if !cephPVEKeys[k] && !contains(own, k) {
+				own = append(own, k)
+			}
 		}
-		if pveOnly {
-			// Such as [client] keyring = ...: what pveceph init wrote, part
-			// of pve_ceph_cluster (and destroying a pve_ceph_config of it
-			// would remove the clients' keyring).
-			continue
+		if len(own) == 0 {
+			continue // such as [client] keyring = ...: what pveceph init wrote
 		}
 		if !cephWhoRE.MatchString(who) {
 			r.skip("ceph.conf ["+who+"]", "pve_ceph_config manages global, mon, mgr, osd, mds and client sections (with .<id>)")
 			continue
 		}
-		if err := addCephConfig(ctx, r, node, "ceph_conf", who, "",
-			fmt.Sprintf("[%s] of /etc/pve/ceph.conf; every other line of the file, comments included, stays as it is.", who)); err != nil {
+		sort.Strings(own)
+		comment := fmt.Sprintf("The options set by hand in [%s] of /etc/pve/ceph.conf; PVE's own (keyring, ...) and every\n"+
+			"other line of the file, comments included, stay as they are.", who)
+		if who == "global" || strings.HasPrefix(who, "mon.") || strings.HasPrefix(who, "mds.") {
+			comment = fmt.Sprintf("The options set by hand in [%s] of /etc/pve/ceph.conf; PVE's own (fsid, networks, mon_host, ...)\n"+
+				"are left to pve_ceph_cluster and pve_ceph_monitor.", who)
+		}
+		if err := addCephConfig(ctx, r, node, "ceph_conf", who, strings.Join(own, ","), comment); err != nil {
 			return err
 		}
 	}
@@ -372,8 +361,12 @@ func addCephConfig(ctx context.Context, r *run, node, target, who, keys, comment
 	if len(opts) > 0 {
 		id += "?" + strings.Join(opts, "&")
 	}
+	deps := []string{"pve_ceph_cluster.lab"}
+	if kind, _, _ := strings.Cut(who, "."); kind == "osd" {
+		deps = []string{"pve_ceph_osd.lab"} // the OSDs it configures (and restarts)
+	}
 	_, err := r.add(ctx, Group{File: cephFile, Type: "pve_ceph_config", Name: cephTFName(who) + suffix, Comment: comment,
-		DependsOn: []string{"pve_ceph_cluster.lab"}}, "", id)
+		DependsOn: deps}, "", id)
 	return err
 }
 

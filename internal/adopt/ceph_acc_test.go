@@ -30,8 +30,8 @@ func TestAccAdoptCeph(t *testing.T) {
 		`pve_ceph_cluster.lab`:               nodes[0],
 		`pve_ceph_pool.ceph`:                 nodes[0] + "/ceph",
 		`pve_ceph_flags.lab`:                 "cluster",
-		`pve_ceph_config.client_conf`:        nodes[0] + "/ceph_conf/client",
-		`pve_ceph_config.osd_conf`:           nodes[0] + "/ceph_conf/osd?apply=rolling_restart",
+		`pve_ceph_config.client_conf`:        nodes[0] + "/ceph_conf/client?keys=rbd_cache,rbd_cache_writethrough_until_flush",
+		`pve_ceph_config.osd_conf`:           nodes[0] + "/ceph_conf/osd?apply=rolling_restart&keys=bdev_enable_discard,osd_memory_target",
 		`pve_ceph_config.osd_db`:             nodes[0] + "/config_db/osd?apply=rolling_restart",
 		`pve_ceph_osd.lab["z2g4b/sdc"]`:      "z2g4b/sdc",
 		`pve_ceph_install.lab["z2g4c"]`:      "z2g4c",
@@ -293,7 +293,7 @@ func TestAccAdoptCeph_confSections(t *testing.T) {
 	a := adoptEnv(t, e, "ceph")
 	t.Logf("ceph.tf:\n%s", a.files["ceph.tf"])
 	checkImports(t, a.res, map[string]string{
-		`pve_ceph_config.mgr_conf`:          node + "/ceph_conf/mgr?apply=rolling_restart",
+		`pve_ceph_config.mgr_conf`:          node + "/ceph_conf/mgr?apply=rolling_restart&keys=mgr_stats_period",
 		`pve_ceph_config.client_crash_conf`: "",
 		`pve_ceph_config.global_conf`:       node + "/ceph_conf/global?apply=rolling_restart&keys=mon_max_pg_per_osd",
 	})

@@ -12,7 +12,7 @@ import (
 // adoptCluster adopts the cluster and its members, cluster options, APT
 // repositories.
 func adoptCluster(ctx context.Context, r *run) error {
-	if _, err := r.add(ctx, Group{File: "cluster.tf", Type: "pve_cluster_options", Name: "this",
+	if _, err := r.add(ctx, Group{File: "cluster.tf", Type: "pve_cluster_options", Name: "lab",
 		Comment:   "Datacenter options (/etc/pve/datacenter.cfg).",
 		DependsOn: []string{"pve_cluster_node.member"}}, "", "cluster"); err != nil {
 		return err

@@ -17,7 +17,7 @@ func TestAccAdoptCluster(t *testing.T) {
 	t.Parallel()
 	a := adoptLab(t, "reference", "cluster")
 	want := map[string]string{
-		"pve_cluster_options.this":         "cluster",
+		"pve_cluster_options.lab":          "cluster",
 		"pve_cluster.lab":                  "z2g4",
 		`pve_cluster_node.member["z2g4b"]`: "z2g4b",
 		`pve_cluster_node.member["z2g4c"]`: "z2g4c",

@@ -13,6 +13,7 @@ import (
 
 // generate writes every group as a resource block and its import blocks.
 func (r *run) generate() error {
+	r.linkGroups()
 	for _, g := range r.groups {
 		if len(g.instances) == 0 {
 			continue
@@ -29,6 +30,7 @@ func (r *run) writeGroup(g *group) error {
 	for i, in := range g.instances {
 		objs[i] = r.configOf(g, in)
 	}
+	applyRefs(g, objs)
 	names := attrNames(g, objs)
 	single := len(g.instances) == 1 && g.instances[0].key == ""
 
@@ -145,8 +147,13 @@ func (r *run) dependsOn(b *hclwrite.Body, g *group) {
 	}
 }
 
-// attrNames are the attributes any instance sets, node first, then in
-// the schema's alphabetical order.
+// identityAttrs are the attributes that say which object a block is, in
+// the order they are written first: where it lives, then what it is.
+var identityAttrs = []string{"node", "name", "storage", "type", "who", "target", "vmid", "vm_id", "slot", "sid",
+	"group", "rule", "handle", "path", "unit", "iface", "device"}
+
+// attrNames are the attributes any instance sets: the identifying ones
+// first (identityAttrs), then the others in alphabetical order.
 func attrNames(g *group, objs []map[string]any) []string {
 	seen := map[string]bool{}
 	for _, o := range objs {
@@ -154,17 +161,19 @@ func attrNames(g *group, objs []map[string]any) []string {
 			seen[k] = true
 		}
 	}
-	var names []string
-	for k := range seen {
-		if k != "node" {
+	var names, rest []string
+	for _, k := range identityAttrs {
+		if seen[k] {
 			names = append(names, k)
 		}
 	}
-	sort.Strings(names)
-	if seen["node"] {
-		names = append([]string{"node"}, names...)
+	for k := range seen {
+		if !contains(identityAttrs, k) {
+			rest = append(rest, k)
+		}
 	}
-	return names
+	sort.Strings(rest)
+	return append(names, rest...)
 }
 
 // configOf is the configuration of one object: every attribute a

@@ -51,12 +51,14 @@ func (r *run) writeMain() {
 	if p.CACertFile != "" {
 		setExpr(prov, "ca_cert", "file(pathexpand(var.ca_cert_file))")
 	}
-	ssh := block(prov, "ssh")
-	set(ssh, "username", p.SSHUser)
-	setExpr(ssh, "private_key", "file(pathexpand(var.ssh_private_key_file))")
-	setExpr(ssh, "known_hosts_file", "pathexpand(var.ssh_known_hosts_file)")
-	if len(p.SSHNodes) > 0 {
-		setExpr(ssh, "nodes", "var.ssh_nodes")
+	if !r.noSSH {
+		ssh := block(prov, "ssh")
+		set(ssh, "username", p.SSHUser)
+		setExpr(ssh, "private_key", "file(pathexpand(var.ssh_private_key_file))")
+		setExpr(ssh, "known_hosts_file", "pathexpand(var.ssh_known_hosts_file)")
+		if len(p.SSHNodes) > 0 {
+			setExpr(ssh, "nodes", "var.ssh_nodes")
+		}
 	}
 
 	variable := func(name, desc string, def any, sensitive bool) {
@@ -78,6 +80,11 @@ func (r *run) writeMain() {
 	}
 	if p.CACertFile != "" {
 		variable("ca_cert_file", "The CA certificate (PEM) that signed the endpoint's certificate.", p.CACertFile, false)
+	}
+	if r.noSSH {
+		// Adopted without SSH: nothing generated needs it, and an ssh
+		// block would read a key file that may not exist.
+		return
 	}
 	variable("ssh_private_key_file", "The private key SSH uses to reach the nodes as "+p.SSHUser+".", p.SSHKeyFile, false)
 	variable("ssh_known_hosts_file", "known_hosts with the nodes' host keys (checked, never trusted blindly).", p.KnownHostsFile, false)

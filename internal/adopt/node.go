@@ -30,7 +30,11 @@ const (
 
 // serviceConfigs are the configuration files of services, by unit: the
 // file is adopted when the service is enabled (systemd.unit(5) does not
-// name them; these are the services' own man pages).
+// name them; these are the services' own man pages). Each is a conffile of
+// the package that installs the service (systemd-journal-remote), so it
+// is adopted with keep_on_destroy (destroying the resource leaves the
+// package's file) and restart_units (the running service reads it only
+// when it starts).
 var serviceConfigs = map[string][]string{
 	"systemd-journal-upload.service": {"/etc/systemd/journal-upload.conf"}, // journal-upload.conf(5)
 	"systemd-journal-remote.service": {"/etc/systemd/journal-remote.conf"}, // journal-remote.conf(5)
@@ -365,8 +369,9 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 		if st.fileState == "enabled" && !pveOwnUnit(u) {
 			for _, p := range serviceConfigs[u] {
 				g := Group{File: nodeTF, Type: "pve_node_file", Name: a.name("pve_node_file", p, ident(path.Base(p))),
-					Comment: p + ", the configuration of " + u + "."}
-				got, err := a.r.add(ctx, g, nodeName, nodeName+":"+p)
+					Comment: p + ", the configuration of " + u + " (its package's file: kept on destroy),\n" +
+						"restarted after a change so that the running service uses it."}
+				got, err := a.r.add(ctx, g, nodeName, nodeName+":"+p+"?restart_units="+u+"&keep_on_destroy=true")
 				if err != nil {
 					return err
 				}
@@ -397,12 +402,19 @@ func (a *nodeAdoption) units(ctx context.Context, nodeName string) error {
 				continue
 			}
 			id, comment := nodeName+":"+p, "Drop-in "+p+" of "+u+"."
-			if strings.HasSuffix(u, ".timer") && st.load == "loaded" {
+			switch {
+			case strings.HasSuffix(u, ".timer") && st.load == "loaded":
 				// A timer takes a changed schedule (OnCalendar=) when it
 				// is restarted: the configuration says so, and the import
 				// ID's option records it (the node cannot tell).
 				id += "?restart_units=" + u
 				comment = "Drop-in " + p + " of " + u + ", restarted after a change so that its schedule takes effect."
+			case strings.HasSuffix(u, ".service") && st.load == "loaded" && st.fileState == "enabled" && !pveOwnUnit(u):
+				// An enabled service of the user's runs with the drop-in
+				// it read at its start: a change takes effect on restart
+				// (PVE's own services are left to restart by hand).
+				id += "?restart_units=" + u
+				comment = "Drop-in " + p + " of " + u + ", restarted after a change so that the running service uses it."
 			}
 			g := Group{File: nodeTF, Type: "pve_node_file", Name: a.name("pve_node_file", p, dropInName(u, p)), Comment: comment}
 			if _, err := a.r.add(ctx, g, nodeName, id); err != nil {

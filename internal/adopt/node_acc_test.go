@@ -19,8 +19,8 @@ func nodeBaseImports(nodes []string, rings ...string) map[string]string {
 	want := map[string]string{}
 	for _, n := range nodes {
 		want[fmt.Sprintf(`pve_node_trusted_ca.lab["%s/root-ca-a"]`, n)] = n + "/root-ca-a"
-		want[fmt.Sprintf(`pve_node_file.journal_upload_conf[%q]`, n)] = n + ":/etc/systemd/journal-upload.conf"
-		want[fmt.Sprintf(`pve_node_file.systemd_journal_upload_override[%q]`, n)] = n + ":/etc/systemd/system/systemd-journal-upload.service.d/override.conf"
+		want[fmt.Sprintf(`pve_node_file.journal_upload_conf[%q]`, n)] = n + ":/etc/systemd/journal-upload.conf?restart_units=systemd-journal-upload.service&keep_on_destroy=true"
+		want[fmt.Sprintf(`pve_node_file.systemd_journal_upload_override[%q]`, n)] = n + ":/etc/systemd/system/systemd-journal-upload.service.d/override.conf?restart_units=systemd-journal-upload.service"
 		want[fmt.Sprintf(`pve_node_file.pve_daily_update_timer_override[%q]`, n)] = n + ":/etc/systemd/system/pve-daily-update.timer.d/override.conf?restart_units=pve-daily-update.timer"
 		want[fmt.Sprintf(`pve_node_service.systemd_journal_upload[%q]`, n)] = n + "/systemd-journal-upload.service"
 		want[fmt.Sprintf(`pve_node_tuned_profile.lab[%q]`, n)] = n

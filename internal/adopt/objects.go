@@ -76,6 +76,7 @@ func (s State) Int(name string) int64 {
 
 type group struct {
 	Group
+	refs      map[string]map[string]Expr // linkGroups: attribute -> map key -> reference
 	specs     map[string]*attrSpec
 	instances []*instance
 }

@@ -38,17 +38,26 @@ var readOnly = map[string]func(args []string) bool{
 		}
 		return false
 	},
-	"ceph": func(a []string) bool {
-		// ceph <noun> <verb>: only the verbs that report.
-		for _, w := range a {
-			switch w {
-			case "set", "rm", "unset", "restart", "create", "destroy", "out", "in", "down", "purge", "add",
-				"assimilate-conf", "reweight", "pause", "unpause", "set-group", "unset-group", "enable", "disable":
-				return false
-			}
-		}
+	"ceph": cephReads,
+}
+
+// cephReads is the allow-list of ceph commands: exactly the one the
+// adoption runs, pve_ceph_config's Read of the config database (`ceph
+// config dump`, optionally --format json). A deny-list of verbs would let
+// through what it forgot (osd pool delete, config-key put, auth
+// get-or-create, mon remove, tell ... injectargs, mgr fail).
+func cephReads(a []string) bool {
+	if len(a) < 2 || a[0] != "config" || a[1] != "dump" {
+		return false
+	}
+	rest := a[2:]
+	switch {
+	case len(rest) == 0:
 		return true
-	},
+	case len(rest) == 2 && (rest[0] == "--format" || rest[0] == "-f"):
+		return rest[1] == "json" || rest[1] == "json-pretty"
+	}
+	return false
 }
 
 // allowSSH is the guard of every SSH command of an adoption, the

@@ -205,8 +205,10 @@ func TestAccAdoptVMsDependsOn(t *testing.T) {
 	if !hasHCL(vms, "depends_on = ["+network[0]+"]") {
 		t.Errorf("pve_vm.lab does not depend on %s:\n%s", network[0], vms)
 	}
-	if !hasHCL(vms, "depends_on = [pve_vm.lab, ") || !strings.Contains(vms, storage[0]) {
-		t.Errorf("pve_vm_disk.lab does not depend on the VMs and %s:\n%s", storage[0], vms)
+	// The disks depend on the storages they use only: vm_id, a reference
+	// to pve_vm.lab, orders them after the VMs already.
+	if !hasHCL(vms, "depends_on = [pve_storage.") || hasHCL(vms, "depends_on = [pve_vm.lab, ") {
+		t.Errorf("pve_vm_disk.lab does not depend on its storages only:\n%s", vms)
 	}
 	if !hasHCL(ha, "depends_on = [pve_vm.lab, pve_vm_disk.lab]") {
 		t.Errorf("pve_ha_resource.lab does not depend on the VMs and disks:\n%s", ha)

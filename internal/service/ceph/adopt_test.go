@@ -20,30 +20,6 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
-// adoptReadOnly are the programs (and ceph subcommands) an adoption may
-// run over SSH: reading only.
-func adoptReadOnlySSH(line string) bool {
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		return false
-	}
-	switch f[0] {
-	case "cat", "stat", "dpkg-query":
-		return true
-	case "systemctl":
-		return len(f) > 1 && f[1] == "show"
-	case "ceph":
-		for _, w := range f[1:] {
-			switch w {
-			case "set", "rm", "restart", "create", "destroy", "out", "in", "unset":
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
 // adoptCephHCL is the configuration the hand-built lab's user writes for
 // its Ceph (examples/homelab/ceph.tf's shape, pg_num left to the
 // autoscaler), with an import block per resource. Resources per node are
@@ -122,7 +98,6 @@ resource "pve_ceph_config" "client" {
   who    = "client"
   target = "ceph_conf"
   settings = {
-    keyring                            = "/etc/pve/priv/$cluster.$name.keyring"
     rbd_cache                          = "true"
     rbd_cache_writethrough_until_flush = "true"
   }
@@ -134,9 +109,11 @@ resource "pve_ceph_config" "client" {
 	imp("pve_ceph_flags.this", "cluster")
 	imp("pve_ceph_cluster.lab", first)
 	imp("pve_ceph_pool.ceph", first+"/ceph")
-	// apply is the provider's own setting: the import records it.
-	imp("pve_ceph_config.osd_conf", first+"/ceph_conf/osd?apply=rolling_restart")
-	imp("pve_ceph_config.client", first+"/ceph_conf/client")
+	// apply is the provider's own setting: the import records it; keys
+	// limits each section to the lines set by hand, so that PVE's own
+	// (the [client] keyring) stay unmanaged.
+	imp("pve_ceph_config.osd_conf", first+"/ceph_conf/osd?apply=rolling_restart&keys=bdev_enable_discard,osd_memory_target")
+	imp("pve_ceph_config.client", first+"/ceph_conf/client?keys=rbd_cache,rbd_cache_writethrough_until_flush")
 	if osdBackfills {
 		fmt.Fprintf(&b, `
 resource "pve_ceph_config" "osd_db" {
@@ -223,7 +200,7 @@ func checkNoWrites(t *testing.T, e *acctest.Env, from, sshFrom int) {
 		t.Errorf("no SSH command recorded: the ceph.conf sections are read over SSH")
 	}
 	for _, c := range cmds {
-		if !adoptReadOnlySSH(c.Line) {
+		if !acctest.ReadOnlySSH(c.Argv) {
 			t.Errorf("adoption ran a writing command on %s: %s", c.Node, c.Line)
 		}
 	}

@@ -183,7 +183,7 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Optional:            true,
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
-				MarkdownDescription: "Leave the file on the node when the resource is destroyed.",
+				MarkdownDescription: "Leave the file on the node when the resource is destroyed. An import gives it as an option of the import ID (`?keep_on_destroy=true`).",
 			},
 		},
 	}
@@ -561,9 +561,10 @@ func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 // content comes from the node (as text when it is valid UTF-8, else as
 // content_base64).
 func (r *fileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, opts, err := framework.SplitImportOptions(req.ID, map[string][]string{"restart_units": nil, "reload_units": nil})
+	id, opts, err := framework.SplitImportOptions(req.ID, map[string][]string{"restart_units": nil, "reload_units": nil,
+		"keep_on_destroy": {"true", "false"}})
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s with <node>:<path>[?restart_units=<unit>,...&reload_units=<unit>,...]: %v.", fileTypeName, err))
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s with <node>:<path>[?restart_units=<unit>,...&reload_units=<unit>,...&keep_on_destroy=true]: %v.", fileTypeName, err))
 		return
 	}
 	node, p, ok := strings.Cut(id, ":")
@@ -595,7 +596,10 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 	// daemon-reload, so its configuration says daemon_reload = true:
 	// adopting one then plans no change.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("daemon_reload"), isUnitFilePath(p))...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("keep_on_destroy"), false)...)
+	// keep_on_destroy is the provider's own setting too: a file a package
+	// installed (its conffile) is imported with keep_on_destroy=true so
+	// that destroying the resource leaves the file.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("keep_on_destroy"), opts["keep_on_destroy"] == "true")...)
 }
 
 // unitFileDirs are where systemd looks for units and their drop-ins among
