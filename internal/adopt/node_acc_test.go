@@ -182,7 +182,7 @@ func TestAccAdoptNode_userChanges(t *testing.T) {
 	delete(want, fmt.Sprintf("pve_node_tuned_profile.lab[%q]", nodes[2]))
 	n := nodes[0]
 	want[fmt.Sprintf(`pve_node_file.lab_backup_service[%q]`, n)] = n + ":/etc/systemd/system/lab-backup.service"
-	want[fmt.Sprintf(`pve_node_file.lab_backup_limits[%q]`, n)] = n + ":/etc/systemd/system/lab-backup.service.d/limits.conf"
+	want[fmt.Sprintf(`pve_node_file.lab_backup_limits[%q]`, n)] = n + ":/etc/systemd/system/lab-backup.service.d/limits.conf?restart_units=lab-backup.service"
 	want[fmt.Sprintf(`pve_node_file.getty_autologin[%q]`, n)] = n + ":/etc/systemd/system/getty@.service.d/autologin.conf"
 	want[fmt.Sprintf(`pve_node_service.lab_backup[%q]`, n)] = n + "/lab-backup.service"
 	checkImportsExactly(t, a.res, want)
