@@ -216,6 +216,9 @@ func (r *configResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		pending = state.PendingRestart
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_restart"), pending)...)
+	if state != nil && plan.Apply.ValueString() != applyRolling {
+		r.warnPending(ctx, &plan, listStrings(state), &resp.Diagnostics)
+	}
 }
 
 func (m *configModel) id() string { return m.Target.ValueString() + "/" + m.Who.ValueString() }
@@ -559,6 +562,9 @@ func (r *configResource) apply(ctx context.Context, plan, prior *configModel, p 
 		tflog.Info(ctx, "Ceph daemons must restart to use the change", map[string]any{"daemons": daemonNames(affected)})
 	}
 	if plan.Apply.ValueString() != applyRolling || len(p) == 0 {
+		if plan.Apply.ValueString() != applyRolling {
+			r.warnPending(ctx, plan, p.names(), diags)
+		}
 		return true
 	}
 	left, err := r.refresh(ctx, node, p)
