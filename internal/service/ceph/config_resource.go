@@ -577,8 +577,10 @@ func (r *configResource) apply(ctx context.Context, plan, prior *configModel, p 
 	}
 	unlock := r.PD.NodeLocks.Lock(rollingRestartLock)
 	tflog.Info(ctx, "Ceph rolling restart: starting", map[string]any{"daemons": daemonNames(left)})
-	rerr := rollingRestart(ctx, ex, node, left, plan.WaitForActiveClean.ValueBool())
+	restartStart := time.Now()
+	steps, rerr := rollingRestartReport(ctx, ex, node, left, plan.WaitForActiveClean.ValueBool())
 	unlock()
+	addRestartReport(diags, id, steps, time.Since(restartStart), rerr)
 	// Whatever restarted is no longer pending, whether or not all did.
 	if _, err := r.refresh(context.WithoutCancel(ctx), node, p); err != nil {
 		rerr = errors.Join(rerr, err)
