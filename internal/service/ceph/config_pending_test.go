@@ -64,11 +64,11 @@ func TestAccCephConfig_pendingRestartWarns(t *testing.T) {
 				safeRestart(e),
 				// What was restarted, in which order, how long each host
 				// took: in terraform apply's output, not only under TF_LOG.
-				rec.CheckApplyWarning(regexp.MustCompile(`^Ceph rolling restart for pve_ceph_config config_db/osd: 6 daemon\(s\) ` +
-					`on 3 host\(s\) restarted in [0-9.]+m?s\n` +
-					`In order, one host at a time, each after Ceph's ok-to-stop and with noout on that host only:\n` +
-					`  1\. z2g4a: osd\.0, osd\.1 restarted in [0-9.]+m?s\n` +
-					`  2\. z2g4b: osd\.2, osd\.3 restarted in [0-9.]+m?s\n` +
+				rec.CheckApplyWarning(regexp.MustCompile(`^Ceph rolling restart for pve_ceph_config config_db/osd: 6 daemon\(s\) `+
+					`on 3 host\(s\) restarted in [0-9.]+m?s\n`+
+					`In order, one host at a time, each after Ceph's ok-to-stop and with noout on that host only:\n`+
+					`  1\. z2g4a: osd\.0, osd\.1 restarted in [0-9.]+m?s\n`+
+					`  2\. z2g4b: osd\.2, osd\.3 restarted in [0-9.]+m?s\n`+
 					`  3\. z2g4c: osd\.4, osd\.5 restarted in [0-9.]+m?s$`)),
 			),
 		},
