@@ -104,6 +104,12 @@ func (r *DiagRecorder) ExpectWarning(re *regexp.Regexp) plancheck.PlanCheck {
 	return warnCheck{r: r, re: re, want: true}
 }
 
+// ExpectReadWarning is a plan check: a warning from the refresh before the
+// plan (ReadResource, which Terraform prints with the plan) matches re.
+func (r *DiagRecorder) ExpectReadWarning(re *regexp.Regexp) plancheck.PlanCheck {
+	return warnCheck{r: r, re: re, want: true, rpc: "read"}
+}
+
 // ExpectNoWarning is a plan check: no warning from planning matches re.
 func (r *DiagRecorder) ExpectNoWarning(re *regexp.Regexp) plancheck.PlanCheck {
 	return warnCheck{r: r, re: re}
@@ -118,15 +124,20 @@ type warnCheck struct {
 	r    *DiagRecorder
 	re   *regexp.Regexp
 	want bool
+	rpc  string // "" for plan
 }
 
 func (c warnCheck) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	err := c.r.find("plan", c.re)
+	rpc := c.rpc
+	if rpc == "" {
+		rpc = "plan"
+	}
+	err := c.r.find(rpc, c.re)
 	switch {
 	case c.want && err != nil:
 		resp.Error = err
 	case !c.want && err == nil:
-		resp.Error = fmt.Errorf("a plan warning matches %s, want none", c.re)
+		resp.Error = fmt.Errorf("a %s warning matches %s, want none", rpc, c.re)
 	}
 }
 
