@@ -14,7 +14,7 @@ import (
 // the drain took and how much Ceph moved off the OSD.
 func TestAccCephOSD_drainReport(t *testing.T) {
 	t.Parallel()
-	e := cephEnv(t, 600)
+	e := cephEnv(t, 60) // as replaceKeepsData: the drain takes a few real seconds
 	setupCeph(t, e)
 	c := e.Nodes[2]
 	tc := resource.TestCase{CheckDestroy: checkNoOSDs(e)}
