@@ -216,6 +216,9 @@ func (r *configResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		pending = state.PendingRestart
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_restart"), pending)...)
+	if state != nil && plan.Apply.ValueString() != applyRolling {
+		r.warnPending(ctx, &plan, listStrings(state), &resp.Diagnostics)
+	}
 }
 
 func (m *configModel) id() string { return m.Target.ValueString() + "/" + m.Who.ValueString() }
@@ -559,6 +562,9 @@ func (r *configResource) apply(ctx context.Context, plan, prior *configModel, p 
 		tflog.Info(ctx, "Ceph daemons must restart to use the change", map[string]any{"daemons": daemonNames(affected)})
 	}
 	if plan.Apply.ValueString() != applyRolling || len(p) == 0 {
+		if plan.Apply.ValueString() != applyRolling {
+			r.warnPending(ctx, plan, p.names(), diags)
+		}
 		return true
 	}
 	left, err := r.refresh(ctx, node, p)
@@ -571,8 +577,10 @@ func (r *configResource) apply(ctx context.Context, plan, prior *configModel, p 
 	}
 	unlock := r.PD.NodeLocks.Lock(rollingRestartLock)
 	tflog.Info(ctx, "Ceph rolling restart: starting", map[string]any{"daemons": daemonNames(left)})
-	rerr := rollingRestart(ctx, ex, node, left, plan.WaitForActiveClean.ValueBool())
+	restartStart := time.Now()
+	steps, rerr := rollingRestartReport(ctx, ex, node, left, plan.WaitForActiveClean.ValueBool())
 	unlock()
+	addRestartReport(diags, id, steps, time.Since(restartStart), rerr)
 	// Whatever restarted is no longer pending, whether or not all did.
 	if _, err := r.refresh(context.WithoutCancel(ctx), node, p); err != nil {
 		rerr = errors.Join(rerr, err)

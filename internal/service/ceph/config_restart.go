@@ -57,20 +57,30 @@ type restarter struct {
 	groupNoout   map[string]bool
 	clusterNoout bool
 	noGroups     bool // osd set-group is unknown to this Ceph
+
+	steps []restartStep // what was restarted, in order
 }
 
 // rollingRestart restarts daemons host by host. It returns when all run
 // again, or with the first error; flags it set are cleared either way (a
 // failure to clear them is part of the error).
-func rollingRestart(ctx context.Context, ex *nodeexec.Pool, cmdNode string, daemons []cephDaemon, waitClean bool) (err error) {
+func rollingRestart(ctx context.Context, ex *nodeexec.Pool, cmdNode string, daemons []cephDaemon, waitClean bool) error {
+	_, err := rollingRestartReport(ctx, ex, cmdNode, daemons, waitClean)
+	return err
+}
+
+// rollingRestartReport is rollingRestart that also returns what it did, in
+// order (config_restart_report.go).
+func rollingRestartReport(ctx context.Context, ex *nodeexec.Pool, cmdNode string, daemons []cephDaemon, waitClean bool) (steps []restartStep, err error) {
 	r := &restarter{ex: ex, ceph: cephCLI{ex: ex, node: cmdNode}, waitClean: waitClean, groupNoout: map[string]bool{}}
+	defer func() { steps = r.steps }()
 	defer func() {
 		if cerr := r.cleanup(ctx); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}()
 	if err := r.preflight(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	ds := append([]cephDaemon(nil), daemons...)
 	sortDaemons(ds)
@@ -85,20 +95,20 @@ func rollingRestart(ctx context.Context, ex *nodeexec.Pool, cmdNode string, daem
 			var err error
 			switch kind {
 			case "osd":
-				err = r.restartOSDs(ctx, host, byHost[host])
+				err = r.timed(host, byHost[host], func() error { return r.restartOSDs(ctx, host, byHost[host]) })
 			default:
 				for _, d := range byHost[host] {
-					if err = r.restartDaemon(ctx, d); err != nil {
+					if err = r.timed(host, []cephDaemon{d}, func() error { return r.restartDaemon(ctx, d) }); err != nil {
 						break
 					}
 				}
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // preflight refuses to start on HEALTH_ERR or with flags set that stop

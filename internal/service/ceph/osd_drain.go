@@ -447,6 +447,8 @@ func destroyOSD(ctx context.Context, pd *framework.ProviderData, st *osdModel, d
 		}
 	}
 
+	pgs, used := drainLoad(tree, live)
+	drainStart := time.Now()
 	if force {
 		diags.AddWarning("Destroying "+osdNames(live)+" without draining (force = true)",
 			"Ceph was not asked whether the OSD is safe to destroy: every copy of data it held is gone, and PGs whose other copies are missing lose data.")
@@ -454,11 +456,16 @@ func destroyOSD(ctx context.Context, pd *framework.ProviderData, st *osdModel, d
 		framework.AddUnable(diags, "Delete", "Ceph OSD", id, err)
 		return
 	}
+	drained := time.Since(drainStart)
 	invalidateOSDReads(pd, node)
 	if err := stopAndDestroy(ctx, pd, c, node, live); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("timed out after %s: %w", deadline, err)
 		}
 		framework.AddUnable(diags, "Delete", "Ceph OSD", id, err)
+		return
+	}
+	if !force {
+		addDrainReport(diags, node, live, pgs, used, drained, time.Since(drainStart))
 	}
 }

@@ -266,6 +266,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		if plan.WALDevice.IsNull() {
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("wal_size"), types.Float64Null())...)
 		}
+		r.warnDiskAtPlan(ctx, &plan, &resp.Diagnostics)
 		return
 	}
 	var st, plan osdModel

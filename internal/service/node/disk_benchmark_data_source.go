@@ -564,5 +564,6 @@ func (d *diskBenchmarkDataSource) run(ctx context.Context, m *diskBenchmarkModel
 	m.LatencyMean = types.Float64Value(w.Clat.Mean / 1000)
 	m.LatencyP50, m.LatencyP95 = pct("50.000000"), pct("95.000000")
 	m.LatencyP99, m.LatencyP999 = pct("99.000000"), pct("99.900000")
+	d.recordForOSDPlans(ctx, m, node, target, scratch)
 	tflog.Info(ctx, "fio finished", map[string]any{"node": node, "target": target, "iops": w.IOPS, "p99_us": m.LatencyP99.ValueFloat64()})
 }

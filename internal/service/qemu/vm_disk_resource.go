@@ -244,6 +244,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 					"inside the guest.", state.Slot.ValueString(), state.VMID.ValueInt64(), state.Size.ValueString(), state.Size.ValueString()))
 		}
 	}
+	r.warnPendingAtPlan(ctx, &state, &plan, &resp.Diagnostics)
 	// Changes still pending and a reboot allowed: plan the reboot, which
 	// empties pending.
 	// (A stopped VM applies them when it starts; nothing to plan.)

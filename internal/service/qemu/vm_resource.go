@@ -307,6 +307,7 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	warnVMPendingAtPlan(ctx, &state, &resp.Diagnostics)
 	if !plan.VMID.IsUnknown() && !plan.VMID.IsNull() && plan.VMID.ValueInt64() != state.VMID.ValueInt64() {
 		resp.Diagnostics.AddAttributeError(path.Root("vmid"), "VM id cannot change",
 			fmt.Sprintf("PVE cannot renumber VM %d, and replacing it with a new VM %d would destroy its disks, so the provider "+
@@ -597,7 +598,8 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 		}
 		online := st.Running()
 		tflog.Info(ctx, "migrating VM", map[string]any{"vmid": vmid, "from": node, "to": target, "online": online})
-		_, err = c.AwaitVMTask(ctx, func() (string, error) {
+		migStart := time.Now()
+		migRes, err := c.AwaitVMTask(ctx, func() (string, error) {
 			return c.MigrateVM(ctx, node, vmid, pve.MigrateVMRequest{Target: target, Online: online, WithLocalDisks: online})
 		})
 		if err != nil {
@@ -609,6 +611,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
 			return
 		}
+		addMigrationReport(&resp.Diagnostics, vmid, node, target, online, time.Since(migStart), migRes)
 		node = target
 		if c = r.client(ctx, node, &resp.Diagnostics); c == nil {
 			return
