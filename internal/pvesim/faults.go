@@ -77,6 +77,11 @@ func (s *Sim) matchFault(method, path string) *Fault {
 		if f.Kind.isTask() || f.Kind == FaultSSHDown || !f.matches(method, path) {
 			continue
 		}
+		// A lock timeout needs a lock: reads and calls whose handler takes
+		// none are served (write **=lock hits the writes that lock).
+		if f.Kind == FaultLockTimeout && f.Message == "" && lockTimeoutMessage(method, path) == "" {
+			continue
+		}
 		cp := *f
 		if s.fireLocked(i, key) {
 			return &cp
@@ -93,6 +98,9 @@ func (s *Sim) takeTaskFaultLocked(method, path, typ, id string) (*Fault, bool) {
 		f := s.faults[i]
 		if !f.Kind.isTask() || !f.matches(method, path) ||
 			(f.typeRE != nil && !f.typeRE.MatchString(typ)) || (f.idRE != nil && !f.idRE.MatchString(id)) {
+			continue
+		}
+		if f.Kind == FaultTaskLockTimeout && f.Message == "" && taskLockTimeoutMessage(typ, id) == "" {
 			continue
 		}
 		cp := *f
@@ -122,7 +130,7 @@ func taskFaultMessage(f *Fault, typ, id string) string {
 // lock_file_full's text, "can't lock file '<file>' - got timeout".
 func taskLockTimeoutMessage(typ, id string) string {
 	switch {
-	case strings.HasPrefix(typ, "cephcreateosd"), strings.HasPrefix(typ, "disk"), typ == "wipedisk", typ == "zfscreate",
+	case typ == "cephcreateosd", typ == "diskinit", typ == "wipedisk", typ == "zfscreate",
 		typ == "lvmcreate", typ == "lvmthincreate", typ == "dircreate":
 		// PVE::Diskmanage::locked_disk_action (pve-storage).
 		return "can't lock file '/run/lock/pve-diskmanage.lck' - got timeout"
@@ -132,8 +140,11 @@ func taskLockTimeoutMessage(typ, id string) string {
 		return "can't lock file '/var/lock/qemu-server/lock-" + id + ".conf' - got timeout"
 	case strings.HasPrefix(typ, "vz"):
 		return "can't lock file '/run/lock/lxc/pve-config-" + id + ".lock' - got timeout"
+	case typ == "cephcreatemon" || typ == "cephdestroymon":
+		// API2/Ceph/MON.pm: the worker edits ceph.conf under cfs_lock_file.
+		return "cfs-lock 'file-ceph_conf' error: got lock request timeout"
 	}
-	return "can't lock file '/var/lock/pve-manager/pve-" + typ + ".lck' - got timeout"
+	return "" // no lock pvesim knows of: the fault does not apply
 }
 
 // sshDown reports whether a FaultSSHDown fires for a connection or command
@@ -229,6 +240,9 @@ var (
 // cfs_lock's "cfs-lock '<id>' error: got lock request timeout" (pve-cluster
 // PVE/Cluster.pm) behind the caller's "<errmsg>: " for files in /etc/pve.
 func lockTimeoutMessage(method, path string) string {
+	if method == "GET" {
+		return "" // reads take no lock
+	}
 	if m := qemuPathRE.FindStringSubmatch(path); m != nil {
 		return "can't lock file '/var/lock/qemu-server/lock-" + m[1] + ".conf' - got timeout"
 	}
@@ -239,24 +253,31 @@ func lockTimeoutMessage(method, path string) string {
 	// and PVE::AccessControl::lock_user_config (API2/Pool.pm).
 	verb := map[string]string{"POST": "create", "PUT": "update", "DELETE": "delete"}[method]
 	switch {
+	case verb == "":
+		return ""
 	case path == "/storage" || strings.HasPrefix(path, "/storage/"):
-		if verb == "" {
-			return "cfs-lock 'file-storage_cfg' error: got lock request timeout"
-		}
 		return verb + " storage failed: cfs-lock 'file-storage_cfg' error: got lock request timeout"
 	case path == "/pools" || strings.HasPrefix(path, "/pools/"):
-		switch verb {
-		case "":
-			return "cfs-lock 'file-user_cfg' error: got lock request timeout"
-		case "update":
+		if verb == "update" {
 			return "update pools failed: cfs-lock 'file-user_cfg' error: got lock request timeout"
 		}
 		return verb + " pool failed: cfs-lock 'file-user_cfg' error: got lock request timeout"
-	case regexp.MustCompile(`^/nodes/[^/]+/ceph`).MatchString(path):
+	case method == "POST" && cephInitPathRE.MatchString(path):
+		// pveceph init writes ceph.conf under cfs_lock_file (API2/Ceph.pm).
 		return "cfs-lock 'file-ceph_conf' error: got lock request timeout"
+	case method != "GET" && networkPathRE.MatchString(path):
+		// API2/Network.pm: lock_file($iflockfn, 10, ...).
+		return "can't lock file '/etc/network/.pve-interfaces.lock' - got timeout"
 	}
-	return "can't lock file '/var/lock/pve-manager/pve-network.lck' - got timeout"
+	// No lock pvesim knows of: OSD, monitor and Ceph pool creates lock (if
+	// at all) inside their workers (task lock).
+	return ""
 }
+
+var (
+	cephInitPathRE = regexp.MustCompile(`^/nodes/[^/]+/ceph/init$`)
+	networkPathRE  = regexp.MustCompile(`^/nodes/[^/]+/network(/[^/]+)?$`)
+)
 
 // dropAfter makes sw's answer go nowhere and returns what closes the
 // connection once the request was served: the write was applied, the

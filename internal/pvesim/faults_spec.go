@@ -24,12 +24,15 @@ Selectors:
   ssh NODE        the node's sshd (* = every node).
 Actions:
   requests: 5xx (500), a status 500-599, lock (PVE's lock timeout for the path: the
-            request has no effect), drop or drop-before (the connection closes, the
+            request has no effect; only writes whose handler takes a lock pvesim
+            knows: VM/CT config, storage.cfg, pools, network, ceph init), drop or
+            drop-before (the connection closes, the
             request has no effect), drop-after (the request takes effect, the
             connection closes without the answer), delay (with a duration modifier)
   tasks:    fail (TASK ERROR, no effect), fail-late (the work is done, then the
             worker dies: a create leaves its object behind), hang (the task never
-            ends until stopped), lock (the lock timeout the worker meets: no effect)
+            ends until stopped), lock (the lock timeout the worker meets, no effect:
+            qm*, vz*, cephcreateosd and disk workers, Ceph monitors)
   ssh:      down (connections close at once)
 Modifiers: N% (rate, default 100%), Nx (at most N times), a duration (delay: 2s).
 Rates are drawn from the fault seed: the n-th request of a method and path (the
