@@ -57,17 +57,17 @@ task cephcreateosd/sd?=hang; ssh z2g4b=down; * /cluster/status=503`)
 
 func TestFaultSpecRefusesWithTheFix(t *testing.T) {
 	for spec, want := range map[string]string{
-		"GET /version":                "no '=': want SELECTOR=ACTION",
-		"/version=5xx":                "want METHODS PATH, task TYPE[/ID] or ssh NODE",
-		"FETCH /version=5xx":          `method "FETCH": want *, read, write or GET, POST, PUT, DELETE`,
-		"GET version=5xx":             "want an API path starting with /",
-		"GET /version=404":            "want 5xx, a status 500-599, lock, drop, drop-before, drop-after or delay",
-		"GET /version=5xx:120%":       "want a percentage above 0 and at most 100",
-		"GET /version=5xx:0x":         "want a positive number of times",
-		"GET /version=5xx:2s":         "for delay, a duration (2s)",
-		"GET /version=delay":          "delay needs a duration",
-		"task qmcreate=explode":       "want fail, fail-late, hang or lock",
-		"ssh z2g4a=slow":              "want down",
+		"GET /version":                 "no '=': want SELECTOR=ACTION",
+		"/version=5xx":                 "want METHODS PATH, task TYPE[/ID] or ssh NODE",
+		"FETCH /version=5xx":           `method "FETCH": want *, read, write or GET, POST, PUT, DELETE`,
+		"GET version=5xx":              "want an API path starting with /",
+		"GET /version=404":             "want 5xx, a status 500-599, lock, drop, drop-before, drop-after or delay",
+		"GET /version=5xx:120%":        "want a percentage above 0 and at most 100",
+		"GET /version=5xx:0x":          "want a positive number of times",
+		"GET /version=5xx:2s":          "for delay, a duration (2s)",
+		"GET /version=delay":           "delay needs a duration",
+		"task qmcreate=explode":        "want fail, fail-late, hang or lock",
+		"ssh z2g4a=slow":               "want down",
 		"GET /ok=5xx; GET /bad=teapot": `fault rule "GET /bad=teapot"`,
 	} {
 		fs, err := ParseFaultSpec(spec)
