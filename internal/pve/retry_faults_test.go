@@ -25,3 +25,17 @@ func TestCfsLockTimeoutIsRetriedEvenForWrites(t *testing.T) {
 		t.Error("a timed-out locked command is retried")
 	}
 }
+
+// "pveceph configuration not initialized" is PVE's answer before pveceph
+// init, not a transient error: the read is not sent again (under 20 % 5xx
+// the retries of it used up the attempts and the create failed on an
+// injected 500 instead of learning that Ceph was not initialized).
+func TestCephNotInitializedIsNotRetried(t *testing.T) {
+	err := &APIError{StatusCode: 500, Message: "pveceph configuration not initialized - missing '/etc/pve/ceph.conf', missing '/etc/pve/ceph'\n"}
+	if DefaultRetryPolicy.Retryable(http.MethodGet, err) {
+		t.Fatal("retried")
+	}
+	if !DefaultRetryPolicy.Retryable(http.MethodGet, &APIError{StatusCode: 500, Message: "injected fault\n"}) {
+		t.Fatal("a plain 500 on a read is not retried")
+	}
+}
