@@ -21,6 +21,7 @@
 # for whatever node names the lab file has.
 # START overrides the lab file's starting state (fresh-install, cluster, hand-built),
 # PVE_RELEASE its PVE release. LAB_KEEP=1 keeps the temp dir (state, logs) for inspection.
+# FAULTS=<fault spec> [FAULT_SEED=<n>] runs it under pvesim's injected faults (pvesim -h).
 set -euo pipefail
 # A step that fails says which (set -e alone stops without a word).
 trap 'echo "lab.sh: failed: $BASH_COMMAND (line $LINENO)" >&2' ERR
@@ -84,7 +85,11 @@ echo "lab.sh: building pvesim and the provider"
 pvesim_build "$tmp"
 pvesim_lab_args "$tmp" "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
 # Tasks take 200 ms (PVE's take seconds); failed logins wait 3 s as on PVE.
-pvesim_start "$tmp" "$(pvesim_free_port "$pvesim_node_count")" -task-duration 200ms -auth-delay 3s
+# FAULTS / FAULT_SEED: a fault spec for pvesim (pvesim -h; make sim documents them).
+lab_fault_args=()
+[ -z "${FAULTS:-}" ] || lab_fault_args+=(-faults "$FAULTS")
+[ -z "${FAULT_SEED:-}" ] || lab_fault_args+=(-fault-seed "$FAULT_SEED")
+pvesim_start "$tmp" "$(pvesim_free_port "$pvesim_node_count")" -task-duration 200ms -auth-delay 3s ${lab_fault_args[@]+"${lab_fault_args[@]}"}
 pvesim_client_files "$tmp"
 # shellcheck disable=SC2090 # HCL values: their quotes are data, not shell syntax
 export TF_VAR_nodes TF_VAR_ssh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make sim [LAB=<lab file or shipped lab name>] [START=<state>] [PVE_RELEASE=<release>] [SIM_DIR=<dir>]
-#          [SIM_PORT=<port>] [SIM_ARGS="<more pvesim flags>"]:
+#          [SIM_PORT=<port>] [SIM_ARGS="<more pvesim flags>"] [FAULTS="<fault spec>"] [FAULT_SEED=<n>]:
 # starts pvesim from a lab file (default: examples/labs/reference/lab.json) and keeps it
 # running in the foreground until Ctrl-C, for your own configuration. It writes to SIM_DIR
 # (default .sim/ in the repository, ignored by git):
@@ -17,6 +17,10 @@
 #   HOWTO.txt      what is printed at start.
 # Every start is a fresh lab (the lab file's starting state): remove your configuration's
 # terraform.tfstate when you restart the simulator.
+# FAULTS is a fault spec (pvesim -h: "read /nodes/*/ceph/**=5xx:20%; task qmcreate=fail-late:1x")
+# or @file; FAULT_SEED seeds its rates. Faulted requests carry "fault" and "fault_rule" in
+# requests.jsonl. pvesim's control listener (printed at start) replaces or clears them:
+#   curl -X PUT --data-binary 'write **=lock:10%' <control>/faults;  curl -X DELETE <control>/faults
 set -euo pipefail
 # A step that fails says which (set -e alone stops without a word).
 trap 'echo "sim.sh: failed: $BASH_COMMAND (line $LINENO)" >&2' ERR
@@ -58,8 +62,11 @@ echo "sim.sh: building pvesim and the provider into $sim_dir"
 pvesim_build "$sim_dir"
 pvesim_lab_args "$sim_dir" "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
 port="${SIM_PORT:-$(pvesim_free_port "$pvesim_node_count")}"
+fault_args=(-control 127.0.0.1:0)
+[ -z "${FAULTS:-}" ] || fault_args+=(-faults "$FAULTS")
+[ -z "${FAULT_SEED:-}" ] || fault_args+=(-fault-seed "$FAULT_SEED")
 # shellcheck disable=SC2086 # SIM_ARGS are words on purpose
-pvesim_start "$sim_dir" "$port" ${SIM_ARGS:-}
+pvesim_start "$sim_dir" "$port" "${fault_args[@]}" ${SIM_ARGS:-}
 pvesim_client_files "$sim_dir"
 pvesim_dev_tfrc "$sim_dir/dev.tfrc" "$sim_dir/plugins"
 
@@ -112,6 +119,10 @@ Files in $rel: pvesim.env, provider.env, dev.tfrc, known_hosts, id_lab (the node
 pvesim.json (every node's endpoint, password, token, fingerprint, sshd),
 requests.jsonl (every API request: what a plan costs), pvesim.log.
 To try examples/homelab: cp -R examples/homelab /tmp/mylab, then the above in /tmp/mylab.
+Faults: ${FAULTS:-none} (seed ${FAULT_SEED:-0}); faulted requests carry "fault" in requests.jsonl.
+Change them while it runs (spec syntax: $rel/bin/pvesim -h):
+  curl -X PUT --data-binary 'read **=5xx:20%' $(pvesim_field control)/faults
+  curl $(pvesim_field control)/faults; curl -X DELETE $(pvesim_field control)/faults
 Ctrl-C stops the simulator; the next make sim starts the lab afresh (remove your
 terraform.tfstate then).
 HOWTO

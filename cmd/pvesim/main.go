@@ -44,6 +44,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	labName := fs.String("lab-name", "", "start from a lab shipped in examples/labs: "+strings.Join(pvesim.ShippedLabNames(), ", "))
 	start := fs.String("start", "", "the lab's starting state, overriding the file's: "+
 		strings.Join([]string{pvesim.StartFreshInstall, pvesim.StartCluster, pvesim.StartHandBuilt}, ", "))
+	faults := fs.String("faults", "", faultsUsage)
+	faultSeed := fs.Int64("fault-seed", 0, "seed of the faults' rates: the same seed and spec give the same requests the same faults")
+	control := fs.String("control", "", controlUsage)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage of pvesim:")
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nFaults (-faults, PUT /faults on -control):\n%s\n", pvesim.FaultSpecHelp)
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,6 +59,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	lab, err := loadLab(fs, *labFile, *labName, *start)
+	if err != nil {
+		return err
+	}
+	_, faultList, err := loadFaultSpec(*faults)
 	if err != nil {
 		return err
 	}
@@ -68,11 +80,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Nodes: names, ClusterName: *cluster, Listen: *listen, StatePath: *state,
 		RequestLogPath: *reqLog, TaskDuration: td, AuthFailureDelay: *authDelay, PVERelease: *release,
 		SSHListen: *sshListen, CephNotInstalled: *noCeph, Lab: lab,
+		Faults: faultList, FaultSeed: *faultSeed,
 	})
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(sim.Info())
+	line := struct {
+		pvesim.Info
+		Control string `json:"control,omitempty"`
+	}{Info: sim.Info()}
+	if *control != "" {
+		if line.Control, err = startControl(ctx, *control, sim, stderr); err != nil {
+			_ = sim.Close()
+			return err
+		}
+	}
+	b, err := json.Marshal(line)
 	if err != nil {
 		_ = sim.Close()
 		return err

@@ -115,11 +115,15 @@ func (e *APIError) IsNotFoundStatus() bool {
 	return false
 }
 
-// IsLockTimeout reports whether PVE failed to take a lock in time
-// ("can't lock file '/var/lock/...' - got timeout"). The request had no effect
-// and may be retried, even if it was a write.
+// IsLockTimeout reports whether PVE failed to take a lock in time: a file
+// lock ("can't lock file '/var/lock/...' - got timeout", pve-common
+// lock_file_full) or a pmxcfs lock ("create pool failed: cfs-lock
+// 'file-user_cfg' error: got lock request timeout", pve-cluster cfs_lock,
+// which says so only when the lock was not taken and the code never ran).
+// The request had no effect and may be retried, even if it was a write.
 func (e *APIError) IsLockTimeout() bool {
-	return e.StatusCode == http.StatusInternalServerError && strings.Contains(e.Message, "got timeout")
+	return e.StatusCode == http.StatusInternalServerError &&
+		(strings.Contains(e.Message, "got timeout") || strings.Contains(e.Message, "got lock request timeout"))
 }
 
 // ConnectError means the endpoint could not be reached or the connection

@@ -69,6 +69,10 @@ func (p RetryPolicy) Retryable(method string, err error) bool {
 			return false
 		case apiErr.IsNotFoundStatus():
 			return false
+		case IsCephNotInitialized(apiErr):
+			// A definite answer (no /etc/pve/ceph.conf yet): retrying it
+			// only spends the attempts a transient 5xx after it needs.
+			return false
 		}
 		return true
 	}

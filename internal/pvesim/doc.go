@@ -27,7 +27,8 @@
 //	state.go           the persisted state: nodes, trust domains (a cluster or a standalone node)
 //	tasks.go           UPIDs, workers, task status and logs
 //	auth.go            tickets, tokens, CSRF, root@pam-only calls
-//	faults.go          injected faults (faults_hooks.go sets them); requestlog.go: the request log
+//	faults.go          injected faults (faults_hooks.go sets them; faults_spec.go: the text spec;
+//	                   faults_task.go: what a dying worker cleans up); requestlog.go: the request log
 //	ssh.go             the nodes' sshd; ssh_exec.go: one command, sudo; ssh_shell.go: the shell's quoting
 //	perf_*.go          what keeps a request cheap at 650 resources: the route tree, memoized parses and
 //	                   sizes, reflection-free JSON (byte for byte json.Marshal; BenchmarkNoChangePlan)
@@ -71,6 +72,26 @@
 //	start_handbuilt.go              the hand-built state: the reference build log replayed through the API and
 //	                                the nodes' shells (start_handbuilt_exec.go), network and node base in
 //	                                start_handbuilt_node.go; hbPlan's rules for labs with other hardware
+//
+// # Faults
+//
+// Options.Faults (or Sim.SetFaults, Sim.SetFaultSpec at runtime; Sim.ClearFaults)
+// makes requests, tasks and sshds fail as PVE's do: 5xx answers, lock
+// timeouts with PVE's texts, connections dropped before or after a write,
+// tasks that fail (early: no effect; late: the object stays), never end or
+// meet their worker's lock, and a node's sshd down. The text form (pvesim
+// -faults, make sim FAULTS=) is ParseFaultSpec's, one rule per selector:
+//
+//	read /nodes/*/ceph/**=5xx:20%; write **=lock:10%; task qmcreate=fail-late:1x
+//	POST /pools=drop-after:1x; task cephcreateosd=hang; ssh z2g4b=down
+//
+// FaultSpecHelp is the whole syntax. Rates are drawn from Options.FaultSeed
+// by a hash of the rule, the request's method and path and how often that
+// key came before, so the same seed gives the same faults to the same
+// requests whatever their interleaving. Every request a fault hit carries
+// Request.Fault (the kind) and Request.FaultRule (the rule) in Requests()
+// and the JSON-lines request log; a task fault marks the request that
+// started the task.
 //
 // Package-level maps are read-only tables, besides the memo caches of pure
 // functions in perf_index.go (parsed property strings, drive formats,

@@ -439,6 +439,14 @@ func createVM(c *call) (any, *apiError) {
 	if pool != "" {
 		s.addToPoolWhenCreatedLocked(c.listener, pool, node, vmid, upid)
 	}
+	// A create worker that dies inside createfn unlinks the config
+	// (qemu-server API2/Qemu.pm create_vm), so a stopped or failed create
+	// leaves no VM.
+	s.setTaskUndoLocked(ns, upid, func() {
+		if ns.VMs[vmid] == vm {
+			delete(ns.VMs, vmid)
+		}
+	})
 	return upid, nil
 }
 

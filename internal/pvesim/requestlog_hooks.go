@@ -11,6 +11,12 @@ type Request struct {
 	Params map[string]string `json:"params"`
 	Auth   string            `json:"auth"`   // token, ticket, none
 	Status int               `json:"status"` // -1 when the connection was reset
+	// Fault is the injected fault the request met (FaultKind.String:
+	// "error", "lock", "drop-before", "drop-after", "delay", "task-fail",
+	// "task-fail-late", "task-hang", "task-lock"); FaultRule the spec rule
+	// it came from. Both empty for a request served as PVE would.
+	Fault     string `json:"fault,omitempty"`
+	FaultRule string `json:"fault_rule,omitempty"`
 }
 
 // Requests returns a copy of the in-memory request log.

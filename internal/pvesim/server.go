@@ -71,6 +71,9 @@ type call struct {
 	user  string // "root@pam" or "root@pam!terraform"
 	// extra top-level keys of the envelope (total, changes)
 	extra map[string]any
+	// rec is the request's log record, where a task fault the call's
+	// task meets is marked (faults.go); nil outside a request.
+	rec *Request
 }
 
 func (c *call) node() *nodeState { return c.s.st.Nodes[c.params["node"]] }
@@ -194,7 +197,10 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // a powered-off node answers nothing
 	}
 	if f := s.matchFault(r.Method, rel); f != nil {
-		if done := s.applyFault(f, sw, r, rel); done {
+		rec.Fault, rec.FaultRule = f.Kind.String(), f.Rule
+		if f.Kind == FaultDropAfter {
+			defer s.dropAfter(sw)() // faults.go: served, then no answer
+		} else if done := s.applyFault(f, sw, r, rel); done {
 			return
 		}
 	}
@@ -253,7 +259,7 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	c := &call{s: s, listener: listener, method: r.Method, path: rel, params: params, kinds: kinds, user: user}
+	c := &call{s: s, listener: listener, method: r.Method, path: rel, params: params, kinds: kinds, user: user, rec: &rec}
 	res, herr := s.dispatch(c, rt, md)
 	s.mu.Unlock()
 	if herr != nil {

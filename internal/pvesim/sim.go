@@ -56,6 +56,12 @@ type Options struct {
 	// the test default: the reference lab's nodes without management
 	// addresses (always reachable), no vmbr0, Ceph installed.
 	Lab *Lab
+	// Faults are in force from the start (ParseFaultSpec reads the text
+	// form); Sim.SetFaults and Sim.ClearFaults change them at runtime.
+	Faults []Fault
+	// FaultSeed seeds the faults' draws (a Fault.Rate): the same seed and
+	// faults give the same requests the same faults (faults.go).
+	FaultSeed int64
 }
 
 // NodeInfo describes one node's listener and credentials.
@@ -112,6 +118,8 @@ type Sim struct {
 	mu     sync.Mutex
 	st     *simState
 	faults []*Fault
+	// faultSerial numbers faults for their seeded draws (faults.go).
+	faultSerial int
 
 	listeners []*nodeListener
 	closing   chan struct{}
@@ -240,6 +248,7 @@ func Start(opts Options) (*Sim, error) {
 	s.saveLocked()
 	s.mu.Unlock()
 	s.initReach()
+	s.SetFaults(opts.Faults)
 
 	host, portStr, err := net.SplitHostPort(opts.Listen)
 	if err != nil {

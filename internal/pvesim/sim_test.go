@@ -84,7 +84,7 @@ func TestFaults(t *testing.T) {
 
 	s.InjectFault(Fault{Method: "POST", Path: `^/nodes/[^/]+/network$`, Kind: FaultLockTimeout, Count: 1})
 	r := c.do("POST", n, vals("iface", "vmbr1", "type", "bridge"))
-	if r.status != 500 || r.reason != "can't lock file '/var/lock/pve-manager/pve-network.lck' - got timeout" {
+	if r.status != 500 || r.reason != "can't lock file '/etc/network/.pve-interfaces.lock' - got timeout" {
 		t.Fatalf("lock timeout: %d %q", r.status, r.reason)
 	}
 	if findIface(c.ok("GET", n, nil).data(), "vmbr1") != nil {

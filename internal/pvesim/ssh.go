@@ -206,8 +206,8 @@ func (s *Sim) acceptSSH(nl *sshListener) {
 }
 
 func (s *Sim) serveSSHConn(nl *sshListener, conn net.Conn) {
-	if s.isOffline(nl.node) {
-		_ = conn.Close() // a powered-off node answers nothing useful
+	if s.isOffline(nl.node) || s.sshDown(nl.node) {
+		_ = conn.Close() // a powered-off node (or a stopped sshd) answers nothing useful
 		return
 	}
 	// The host key is read per connection, so RotateSSHHostKey takes
@@ -336,7 +336,13 @@ func (s *Sim) runSSHCommand(ctx context.Context, node, user, line string, ch ssh
 		}
 		x.stdin, rec.Stdin = in, in
 	}
+	if s.sshDown(node) {
+		_ = sc.Close()
+		rec.Interrupted, rec.ExitCode, rec.Fault = true, -1, FaultSSHDown.String()
+		return 0, false
+	}
 	if f := s.sshFault(node, x.argv); f != nil {
+		rec.Fault = "ssh-fault"
 		if f.Drop {
 			_ = sc.Close()
 			rec.Interrupted, rec.ExitCode = true, -1

@@ -126,6 +126,9 @@ type SSHCommand struct {
 	// Interrupted is set when the client closed the session or sent a
 	// signal before the command finished.
 	Interrupted bool
+	// Fault is "ssh-down" when a FaultSSHDown dropped the connection
+	// instead, "ssh-fault" when an SSHFault acted; "" otherwise.
+	Fault string
 }
 
 // SSHFault is an injected misbehaviour of a node's sshd for commands whose

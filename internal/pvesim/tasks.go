@@ -26,6 +26,9 @@ type task struct {
 	Log        []string `json:"log"`
 
 	cancel chan struct{}
+	// undo is what the worker cleans up when it dies before its work
+	// (faults_task.go): nil when it leaves nothing.
+	undo func()
 }
 
 // upidRE is PVE::UPID::decode's regex.
@@ -50,7 +53,8 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 		cancel: make(chan struct{}),
 	}
 	t.UPID = fmt.Sprintf("UPID:%s:%08X:%08X:%08X:%s:%s:%s:", t.Node, t.PID, t.PStart, t.StartTime, typ, id, t.User)
-	failMsg, fail := s.takeTaskFaultLocked(c.method, c.path)
+	tf, _ := s.takeTaskFaultLocked(c.method, c.path, typ, id)
+	c.markFault(tf)
 	ns.Tasks = append(ns.Tasks, t)
 	if len(ns.Tasks) > 1000 {
 		ns.Tasks = ns.Tasks[len(ns.Tasks)-1000:]
@@ -68,8 +72,12 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 		defer s.wg.Done()
 		timer := time.NewTimer(s.opts.TaskDuration)
 		defer timer.Stop()
+		done := timer.C
+		if tf != nil && tf.Kind == FaultTaskHang {
+			done = nil // a worker that never ends: only a stop or Close ends it
+		}
 		select {
-		case <-timer.C:
+		case <-done:
 		case <-t.cancel:
 			s.mu.Lock()
 			s.running[key]--
@@ -85,8 +93,14 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 			return
 		}
 		switch {
-		case fail:
-			t.finish(0, failMsg)
+		case tf != nil && tf.Kind != FaultTaskLateFailure:
+			t.runUndo()
+			t.finish(0, taskFaultMessage(tf, typ, id))
+		case tf != nil:
+			// The work is done (the config written, the object made), then
+			// the worker dies: what it made stays.
+			_, _ = effect(t)
+			t.finish(0, taskFaultMessage(tf, typ, id))
 		default:
 			w, err := effect(t)
 			if err != nil {
@@ -171,6 +185,7 @@ func registerTasks(t *routeTable) {
 		}
 		if tk.Status == "running" {
 			close(tk.cancel)
+			tk.runUndo()
 			tk.finish(0, "received interrupt")
 			c.s.saveLocked()
 		}

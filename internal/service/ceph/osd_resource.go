@@ -408,8 +408,15 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 		cr.OSDsPerDevice = n
 	}
 	tflog.Info(ctx, "creating Ceph OSD", map[string]any{"node": node, "device": dev})
-	upid, err := c.CephCreateOSD(ctx, node, cr)
-	res, err := c.Await(ctx, upid, err)
+	// The worker takes PVE::Diskmanage's lock first: a "can't lock file
+	// '/run/lock/pve-diskmanage.lck' - got timeout" task did nothing and is
+	// started again (AwaitVMTask retries any task that met a lock timeout).
+	var upid string
+	res, err := c.AwaitVMTask(ctx, func() (string, error) {
+		var serr error
+		upid, serr = c.CephCreateOSD(ctx, node, cr)
+		return upid, serr
+	})
 	invalidateOSDReads(r.PD, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, err)

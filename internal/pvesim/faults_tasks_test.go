@@ -1,0 +1,114 @@
+package pvesim
+
+import (
+	"net/url"
+	"testing"
+	"time"
+)
+
+func vmIDs(c *client, node string) map[float64]bool {
+	ids := map[float64]bool{}
+	for _, v := range c.ok("GET", "/nodes/"+node+"/qemu", nil).data().([]any) {
+		ids[v.(map[string]any)["vmid"].(float64)] = true
+	}
+	return ids
+}
+
+func TestFaultsOnTasks(t *testing.T) {
+	fs, err := ParseFaultSpec("task qmcreate/100=fail:1x; task qmcreate/100=fail-late:1x; task qmcreate/100=hang:1x; task qmcreate/100=lock:1x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, info := startSim(t, Options{NoSSH: true, ClusterName: "lab", TaskDuration: time.Millisecond, Faults: fs})
+	c := newClient(t, info, "")
+	create := func() string {
+		return c.ok("POST", "/nodes/z2g4a/qemu", vals("vmid", "100", "cores", "2", "scsi0", "local-lvm:4")).data().(string)
+	}
+
+	// fail: the worker dies in createfn, which unlinks the config.
+	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "injected task failure" {
+		t.Fatalf("fail: %v", st)
+	}
+	if vmIDs(c, "z2g4a")[100] {
+		t.Fatal("a failed create left VM 100")
+	}
+	// fail-late: the config was written, then the worker died.
+	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "unexpected status" {
+		t.Fatalf("fail-late: %v", st)
+	}
+	if !vmIDs(c, "z2g4a")[100] {
+		t.Fatal("a create that failed late left no VM 100")
+	}
+	if conf := c.ok("GET", "/nodes/z2g4a/qemu/100/config", nil).data().(map[string]any); conf["cores"] != float64(2) || conf["lock"] != nil {
+		t.Fatalf("left-behind config: %v", conf)
+	}
+	if r := c.do("POST", "/nodes/z2g4a/qemu", vals("vmid", "100")); r.status != 500 {
+		t.Fatalf("create over the left-behind VM: %d %q", r.status, r.msg())
+	}
+	c.waitTask("z2g4a", c.ok("DELETE", "/nodes/z2g4a/qemu/100", nil).data().(string))
+
+	// hang: still running after a later task ended; a stop ends it and the
+	// worker cleans up.
+	hung := create()
+	c.ok("POST", "/pools", vals("poolid", "p1"))
+	c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/qemu", vals("vmid", "101")).data().(string))
+	if st := c.ok("GET", "/nodes/z2g4a/tasks/"+url.PathEscape(hung)+"/status", nil).data().(map[string]any); st["status"] != "running" {
+		t.Fatalf("hang: %v", st)
+	}
+	if conf := c.ok("GET", "/nodes/z2g4a/qemu/100/config", nil).data().(map[string]any); conf["lock"] != "create" {
+		t.Fatalf("a running create's config: %v", conf)
+	}
+	c.ok("DELETE", "/nodes/z2g4a/tasks/"+url.PathEscape(hung), nil)
+	if st := c.waitTask("z2g4a", hung); st["exitstatus"] != "received interrupt" {
+		t.Fatalf("stopped: %v", st)
+	}
+	if vmIDs(c, "z2g4a")[100] {
+		t.Fatal("a stopped create left VM 100")
+	}
+	// lock: qemu-server's create worker locks the config (lock_config_full).
+	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout" {
+		t.Fatalf("lock: %v", st)
+	}
+	if vmIDs(c, "z2g4a")[100] {
+		t.Fatal("a create that met a lock timeout left VM 100")
+	}
+	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "OK" { // every count spent
+		t.Fatalf("create: %v", st)
+	}
+
+	var marks []string
+	for _, r := range s.Requests() {
+		if r.Method == "POST" && r.Path == "/nodes/z2g4a/qemu" && r.Params["vmid"] == "100" && r.Status == 200 {
+			marks = append(marks, r.Fault)
+		}
+	}
+	want := []string{"task-fail", "task-fail-late", "task-hang", "task-lock", ""}
+	if len(marks) != len(want) {
+		t.Fatalf("creates marked %q, want %q", marks, want)
+	}
+	for i := range want {
+		if marks[i] != want[i] {
+			t.Errorf("create %d marked %q, want %q", i, marks[i], want[i])
+		}
+	}
+}
+
+func TestFaultTaskLockOnOSDCreate(t *testing.T) {
+	s, _ := startSim(t, Options{ClusterName: "lab", TaskDuration: time.Millisecond, CephTimeScale: -1})
+	c := cephWithMons(t, s)
+	if err := s.SetFaultSpec("task cephcreateosd=lock:1x"); err != nil {
+		t.Fatal(err)
+	}
+	// pve-manager API2/Ceph/OSD.pm: the worker runs in
+	// PVE::Diskmanage::locked_disk_action, so the call answers a UPID.
+	st := c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/ceph/osd", vals("dev", "/dev/sdb")).data().(string))
+	if st["exitstatus"] != "can't lock file '/run/lock/pve-diskmanage.lck' - got timeout" {
+		t.Fatalf("lock: %v", st)
+	}
+	if osds := s.Faults(); len(osds) != 0 {
+		t.Fatalf("count 1 not spent: %+v", osds)
+	}
+	if st := c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/ceph/osd", vals("dev", "/dev/sdb")).data().(string)); st["exitstatus"] != "OK" {
+		t.Fatalf("the retry: %v (the failed create must not have used the disk)", st)
+	}
+}
