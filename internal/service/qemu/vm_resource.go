@@ -293,6 +293,7 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	planVM(ctx, r.PD, &state, req.Plan.Raw.IsNull(), &resp.Diagnostics)
 	if req.Plan.Raw.IsNull() {
 		if state.Protection.ValueBool() {
 			resp.Diagnostics.AddAttributeError(path.Root("protection"), "VM is protected",
