@@ -122,3 +122,32 @@ func (pd *ProviderData) RecordPlan(c PlannedChange) []PlannedChange {
 	}
 	return pd.Plan.Record(scope, c)
 }
+
+// KindStorage is pve_storage's kind in the registry: its destroy records
+// carry the storage id as ID.
+const KindStorage = "pve_storage"
+
+// StorageVolumes is implemented by the Facts of a change that leaves
+// volumes on storages after the plan (a disk that stays, or one detached
+// with its volume kept), so that a storage destroy in the same plan sees
+// them without knowing the kind.
+type StorageVolumes interface {
+	// KeptVolumeStorages are the storage ids the volumes live on.
+	KeptVolumeStorages() []string
+}
+
+// KeptOnStorage returns the changes in all whose volumes stay on storage.
+func KeptOnStorage(all []PlannedChange, storage string) []PlannedChange {
+	var out []PlannedChange
+	for _, c := range all {
+		if v, ok := c.Facts.(StorageVolumes); ok {
+			for _, s := range v.KeptVolumeStorages() {
+				if s == storage {
+					out = append(out, c)
+					break
+				}
+			}
+		}
+	}
+	return out
+}

@@ -81,3 +81,21 @@ func TestProviderData_RecordPlanWithoutRegistry(t *testing.T) {
 		t.Fatalf("provider data registry: %v", got)
 	}
 }
+
+type keptOn []string
+
+func (k keptOn) KeptVolumeStorages() []string { return k }
+
+func TestPlanRegistry_keptOnStorage(t *testing.T) {
+	r := NewPlanRegistry()
+	r.Record("c", PlannedChange{Kind: "disk", ID: "100/scsi0", Facts: keptOn{"local-lvm"}})
+	r.Record("c", PlannedChange{Kind: "disk", ID: "100/scsi1", Facts: keptOn{"ceph", "nfs"}})
+	all := r.Record("c", PlannedChange{Kind: KindStorage, ID: "nfs", Action: PlanDestroy})
+	got := KeptOnStorage(all, "nfs")
+	if len(got) != 1 || got[0].ID != "100/scsi1" {
+		t.Fatalf("KeptOnStorage(nfs) = %v", got)
+	}
+	if got := KeptOnStorage(all, "dir"); len(got) != 0 {
+		t.Fatalf("KeptOnStorage(dir) = %v", got)
+	}
+}

@@ -3,12 +3,15 @@ package qemu
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
@@ -40,7 +43,13 @@ type diskPlanFacts struct {
 	deleteVolume bool
 	// bootOfRunning: destroyed while the VM runs from it.
 	bootOfRunning bool
+	// storages the volume lives on after the plan (the state's, and
+	// the planned one for a move); none when the plan deletes it.
+	storages []string
 }
+
+// KeptVolumeStorages implements framework.StorageVolumes.
+func (f diskPlanFacts) KeptVolumeStorages() []string { return f.storages }
 
 func vmPlanID(vmid int64) string { return strconv.FormatInt(vmid, 10) }
 
@@ -67,7 +76,7 @@ func planVM(ctx context.Context, pd *framework.ProviderData, state *vmResourceMo
 }
 
 // planVMDisk records a planned pve_vm_disk and refuses likewise.
-func planVMDisk(ctx context.Context, pd *framework.ProviderData, state *vmDiskModel, destroy bool, diags *diag.Diagnostics) {
+func planVMDisk(ctx context.Context, pd *framework.ProviderData, state *vmDiskModel, planStorage string, destroy bool, diags *diag.Diagnostics) {
 	if pd == nil || pd.Client == nil || state.VMID.IsNull() || state.VMID.IsUnknown() || state.Slot.IsNull() || state.Slot.IsUnknown() {
 		return
 	}
@@ -78,9 +87,29 @@ func planVMDisk(ctx context.Context, pd *framework.ProviderData, state *vmDiskMo
 		action = framework.PlanDestroy
 		f.bootOfRunning = bootOfRunningVM(ctx, pd, vmid, state.Node.ValueString(), slot)
 	}
+	if !destroy || !f.deleteVolume {
+		for _, st := range []string{state.Storage.ValueString(), planStorage} {
+			if st != "" && !slices.Contains(f.storages, st) {
+				f.storages = append(f.storages, st)
+			}
+		}
+	}
 	id := diskID(vmid, slot)
 	all := pd.RecordPlan(framework.PlannedChange{Kind: vmDiskTypeName, ID: id, Action: action, Facts: f})
 	reportVMPlanProblems(all, vmDiskTypeName, id, vmid, diags)
+	for _, c := range framework.Changes(all, framework.KindStorage, framework.PlanDestroy) {
+		if slices.Contains(f.storages, c.ID) {
+			diags.AddError("Unable to Delete storage "+c.ID, storageInUseDetail(c.ID, []string{vmDiskTypeName + " " + id}))
+		}
+	}
+}
+
+// storageInUseDetail says why a storage cannot go while disks stay on it.
+func storageInUseDetail(storage string, users []string) string {
+	return fmt.Sprintf("The plan destroys storage %s while %s keeps a volume on it. Removing the storage from storage.cfg leaves "+
+		"the volumes on the backend but unreachable: the VMs can no longer start or be deleted cleanly. Nothing is changed. "+
+		"Move the disks first (pve_vm_disk storage = another storage, applied before), destroy them with delete_on_destroy = true "+
+		"in the same plan, or keep the storage.", storage, strings.Join(users, ", "))
 }
 
 // vmConfigAtPlan reads the VM's config (nil when it cannot: the apply
@@ -236,5 +265,12 @@ func (r *vmDiskResource) planWhole(ctx context.Context, req resource.ModifyPlanR
 	if d := req.State.Get(ctx, &st); d.HasError() {
 		return
 	}
-	planVMDisk(ctx, r.PD, &st, req.Plan.Raw.IsNull(), &resp.Diagnostics)
+	planStorage := ""
+	if !req.Plan.Raw.IsNull() {
+		var ps types.String
+		if d := req.Plan.GetAttribute(ctx, path.Root("storage"), &ps); !d.HasError() && !ps.IsUnknown() {
+			planStorage = ps.ValueString()
+		}
+	}
+	planVMDisk(ctx, r.PD, &st, planStorage, req.Plan.Raw.IsNull(), &resp.Diagnostics)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/pvelab/terraform-provider-pve/internal/acctest"
+	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
 // writesSince lists the requests after from that may change PVE (anything
@@ -145,6 +146,41 @@ func TestAccVMPlan_detachRunningBootDiskRefused(t *testing.T) {
 		{
 			PreConfig: vmUnchanged(t, e, &from),
 			Config:    vmWithBootDisk(e, n0, "  delete_on_destroy = true\n", false), PlanOnly: true,
+		},
+	}})
+}
+
+// A storage destroyed while a managed disk stays on it: refused at plan,
+// nothing written.
+func TestAccVMPlan_destroyStorageWithDiskRefused(t *testing.T) {
+	t.Parallel()
+	e := diskEnv(t, pvesim.Options{})
+	node := e.Node(t, 0)
+	const vmid = 9201
+	createVM(t, e, node, vmid, false)
+	storage := `
+resource "pve_storage" "img" {
+  storage = "acc-img"
+  type    = "dir"
+  path    = "/srv/acc-img"
+  content = ["images"]
+}
+`
+	from := 0
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: e.Config(storage, diskHCL("data", vmid, "scsi1", "storage = pve_storage.img.storage", `size = "1G"`))},
+		{
+			PreConfig:   func() { from = len(e.Sim.Requests()) },
+			Config:      e.Config(diskHCL("data", vmid, "scsi1", `storage = "acc-img"`, `size = "1G"`)),
+			ExpectError: errorRE(`(?s)Unable to Delete storage acc-img.*pve_vm_disk 9201/scsi1 keep`),
+		},
+		{
+			PreConfig: func() {
+				if w := writesSince(e, from); len(w) != 0 {
+					t.Fatalf("the refused plan wrote to PVE: %v", w)
+				}
+			},
+			Config: e.Config(storage, diskHCL("data", vmid, "scsi1", "storage = pve_storage.img.storage", `size = "1G"`, "delete_on_destroy = true")),
 		},
 	}})
 }

@@ -235,6 +235,7 @@ func attrState(m *storageModel, a typedAttr) (set, unknown bool) {
 // ModifyPlan refuses what PVE cannot change in place and checks at plan
 // that a plugin type is installed.
 func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.planWhole(ctx, req, resp)
 	if req.Plan.Raw.IsNull() {
 		return // destroy: only the configuration goes
 	}
