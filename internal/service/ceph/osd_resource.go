@@ -251,6 +251,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 			resp.Diagnostics.AddWarning(fmt.Sprintf("%s will be destroyed without draining (force = true)", osdNames(st.ids(ctx))),
 				"Ceph is not asked whether its data exists elsewhere; PGs with no other copy lose data.")
 		}
+		checkOSDDestroySet(ctx, r.PD, &st, &resp.Diagnostics)
 		return
 	case req.State.Raw.IsNull(): // create
 		requireRoot(r.PD, &resp.Diagnostics, "Creating "+osdTypeName)
