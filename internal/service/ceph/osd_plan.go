@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
@@ -28,21 +29,80 @@ type osdDestroyFacts struct {
 	force        bool
 }
 
-const osdPoolsPlanKey = "ceph/pools"
-
-// checkOSDDestroySet records the destroy of st and refuses when the OSD
-// destroys the plan holds so far would, together, leave a pool with
-// fewer hosts than copies (PVE's replicated_rule: one copy per host).
+// checkOSDDestroySet records the destroy of st and judges the plan's OSD
+// destroys against the pools the plan keeps.
 func checkOSDDestroySet(ctx context.Context, pd *framework.ProviderData, st *osdModel, diags *diag.Diagnostics) {
 	if pd == nil || pd.Client == nil || st.ID.IsNull() || st.ID.IsUnknown() {
 		return
 	}
 	facts := osdDestroyFacts{node: st.Node.ValueString(), device: st.Device.ValueString(), ids: st.ids(ctx), force: st.Force.ValueBool()}
 	all := pd.RecordPlan(framework.PlannedChange{Kind: osdTypeName, ID: st.ID.ValueString(), Action: framework.PlanDestroy, Facts: facts})
+	judgeOSDDestroys(ctx, pd, facts.node, all, diags)
+}
+
+// poolPlanFacts is what a pve_ceph_pool that stays (or is created)
+// records: only pools the plan keeps count against OSD destroys, so that
+// a destroy of the whole lab (pools first, then their OSDs) is not
+// refused for pools about to go. Pools no pve_ceph_pool manages are left
+// to the drains at apply.
+type poolPlanFacts struct {
+	pool pve.CephPool
+	node string
+}
+
+// checkPoolKept records a planned pool that stays and judges the OSD
+// destroys recorded so far against it (the pool may be planned last).
+func checkPoolKept(ctx context.Context, pd *framework.ProviderData, plan, state *poolModel, diags *diag.Diagnostics) {
+	if pd == nil || pd.Client == nil {
+		return
+	}
+	size, minSize := plan.Size, plan.MinSize
+	if size.IsUnknown() || size.IsNull() {
+		size = state.Size
+	}
+	if minSize.IsUnknown() || minSize.IsNull() {
+		minSize = state.MinSize
+	}
+	node := plan.Node
+	if node.IsUnknown() || node.IsNull() {
+		node = state.Node
+	}
+	name := plan.Name
+	if name.IsUnknown() || name.IsNull() {
+		name = state.Name
+	}
+	if size.IsUnknown() || size.IsNull() || node.IsUnknown() || node.IsNull() || name.IsUnknown() || name.IsNull() {
+		return
+	}
+	rule := ""
+	if !plan.CrushRule.IsUnknown() && !plan.CrushRule.IsNull() {
+		rule = plan.CrushRule.ValueString()
+	} else if !state.CrushRule.IsNull() && !state.CrushRule.IsUnknown() {
+		rule = state.CrushRule.ValueString()
+	}
+	f := poolPlanFacts{node: node.ValueString(), pool: pve.CephPool{Name: name.ValueString(), Size: size.ValueInt64(), MinSize: minSize.ValueInt64(), CrushRule: rule}}
+	all := pd.RecordPlan(framework.PlannedChange{Kind: poolTypeName, ID: f.pool.Name, Action: framework.PlanKeep, Facts: f})
+	judgeOSDDestroys(ctx, pd, f.node, all, diags)
+}
+
+// judgeOSDDestroys refuses when the OSD destroys recorded so far would,
+// together, leave a kept pool with fewer hosts than copies (PVE's
+// replicated_rule: one copy per host). Both rules only grow worse as
+// records are added, so the last record of an unsafe set refuses.
+func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange, diags *diag.Diagnostics) {
 	destroys := framework.Changes(all, osdTypeName, framework.PlanDestroy)
 	// One destroy alone is judged by its drain at apply, before anything
 	// changes (preflightDrain).
 	if len(destroys) < 2 {
+		return
+	}
+	var pools []pve.CephPool
+	for _, c := range framework.Changes(all, poolTypeName, framework.PlanKeep) {
+		if f, ok := c.Facts.(poolPlanFacts); ok {
+			pools = append(pools, f.pool)
+		}
+	}
+	if len(pools) == 0 {
 		return
 	}
 	var removed []int64
@@ -61,19 +121,13 @@ func checkOSDDestroySet(ctx context.Context, pd *framework.ProviderData, st *osd
 	if allForced {
 		return
 	}
-	c, err := pd.NodeClient(ctx, facts.node)
+	c, err := pd.NodeClient(ctx, node)
 	if err != nil {
 		return
 	}
 	// Unreadable Ceph: the drains check again at apply.
-	tree, err := cachedTree(ctx, pd, c, facts.node)
+	tree, err := cachedTree(ctx, pd, c, node)
 	if err != nil || tree == nil {
-		return
-	}
-	pools, err := framework.CachedRead(ctx, pd.Reads, osdPoolsPlanKey, func(ctx context.Context) ([]pve.CephPool, error) {
-		return c.CephListPools(ctx, facts.node)
-	})
-	if err != nil {
 		return
 	}
 	reasons := osdSetReasons(tree, pools, removed)
@@ -137,4 +191,21 @@ func osdSetReasons(tree *pve.CephOSDTree, pools []pve.CephPool, removed []int64)
 		reasons = append(reasons, msg+".")
 	}
 	return reasons
+}
+
+// planWhole is the pool's part of the whole-plan OSD check, for ModifyPlan.
+func (r *poolResource) planWhole(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state poolModel
+	if d := req.Plan.Get(ctx, &plan); d.HasError() {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		if d := req.State.Get(ctx, &state); d.HasError() {
+			return
+		}
+	}
+	checkPoolKept(ctx, r.PD, &plan, &state, &resp.Diagnostics)
 }
