@@ -31,6 +31,10 @@ type ProviderData struct {
 	// NodeExecDeferred is set when SSH settings are not known until apply:
 	// plans go ahead, applies report NodeExecUnavailable.
 	NodeExecDeferred bool
+	// Plan collects what every resource of the current plan changes, for
+	// the checks of changes that are unsafe only together
+	// (plan_registry.go).
+	Plan *PlanRegistry
 
 	// standalone holds clients for nodes that are not (yet) members of the
 	// endpoint's cluster, reached through their own API.
@@ -40,7 +44,7 @@ type ProviderData struct {
 // NewProviderData wires a client with fresh locks and an empty cache.
 // standalone maps node names to clients of their own endpoints.
 func NewProviderData(c *pve.Client, standalone map[string]*pve.Client) *ProviderData {
-	return &ProviderData{Client: c, NodeLocks: NewKeyedMutex(), Reads: NewReadCache(), standalone: standalone}
+	return &ProviderData{Client: c, NodeLocks: NewKeyedMutex(), Reads: NewReadCache(), Plan: NewPlanRegistry(), standalone: standalone}
 }
 
 const membersCacheKey = "cluster/members"

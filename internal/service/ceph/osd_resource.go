@@ -251,6 +251,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 			resp.Diagnostics.AddWarning(fmt.Sprintf("%s will be destroyed without draining (force = true)", osdNames(st.ids(ctx))),
 				"Ceph is not asked whether its data exists elsewhere; PGs with no other copy lose data.")
 		}
+		checkOSDDestroySet(ctx, r.PD, &st, &resp.Diagnostics)
 		return
 	case req.State.Raw.IsNull(): // create
 		requireRoot(r.PD, &resp.Diagnostics, "Creating "+osdTypeName)
@@ -280,7 +281,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		if want.IsUnknown() || old.IsNull() || old.IsUnknown() || old.Equal(want) {
 			return
 		}
-		resp.Diagnostics.AddAttributeError(path.Root(attrName), "Changing "+attrName+" needs a new Ceph OSD",
+		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root(attrName), "Changing "+attrName+" needs a new Ceph OSD",
 			fmt.Sprintf("PVE reports %s = %s for %s on %s; the configuration says %s. An OSD's %s is fixed when it is created: changing it means draining "+
 				"and destroying %s and creating another, which this provider never does as a side effect of an attribute change.\n\n"+
 				"If PVE's value is right (something changed outside Terraform; the kernel can name disks differently after a reboot, and Ceph "+
@@ -303,7 +304,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		old, new types.String
 	}{{"db_device", st.DBDevice, plan.DBDevice}, {"wal_device", st.WALDevice, plan.WALDevice}} {
 		if a.old.IsNull() && !a.new.IsNull() && !a.new.IsUnknown() {
-			resp.Diagnostics.AddAttributeError(path.Root(a.name), "Changing "+a.name+" needs a new Ceph OSD",
+			framework.AddUpdateRefusal(&resp.Diagnostics, path.Root(a.name), "Changing "+a.name+" needs a new Ceph OSD",
 				fmt.Sprintf("%s on %s has no separate %s (PVE reports none); the configuration asks for %s. That needs a new OSD, which this provider never "+
 					"creates as a side effect. Remove %s, or rebuild the OSD: remove the resource and apply, then declare it again.",
 					name, st.Node.ValueString(), a.name, a.new.ValueString(), a.name))

@@ -219,6 +219,7 @@ func (r *vmDiskResource) ValidateConfig(ctx context.Context, req resource.Valida
 // ModifyPlan refuses what would need a replacement or lose data, and
 // plans the reboot that applies pending changes when asked to.
 func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.planWhole(ctx, req, resp)
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return
 	}
@@ -229,7 +230,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		return
 	}
 	if !plan.VMID.IsUnknown() && plan.VMID.ValueInt64() != state.VMID.ValueInt64() {
-		resp.Diagnostics.AddAttributeError(path.Root("vm_id"), "Disk cannot move to another VM",
+		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("vm_id"), "Disk cannot move to another VM",
 			fmt.Sprintf("Disk %s belongs to VM %d; replacing it with a new disk of VM %d would delete or orphan its data, so the "+
 				"provider refuses. Keep vm_id = %d. To give the volume to another VM, use PVE's Disk Action → Reassign Owner, "+
 				"then import the disk there.", state.Slot.ValueString(), state.VMID.ValueInt64(), plan.VMID.ValueInt64(), state.VMID.ValueInt64()))
@@ -238,7 +239,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		want, err1 := pve.ParseDiskSize(plan.Size.ValueString())
 		have, err2 := pve.ParseDiskSize(state.Size.ValueString())
 		if err1 == nil && err2 == nil && want < have {
-			resp.Diagnostics.AddAttributeError(path.Root("size"), "Disk cannot shrink",
+			framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("size"), "Disk cannot shrink",
 				fmt.Sprintf("Disk %s of VM %d has %s; PVE cannot shrink disks (\"shrinking disks is not supported\"), and replacing "+
 					"the disk would lose its data. Keep size = %q or larger. To shrink, copy the data to a new, smaller disk "+
 					"inside the guest.", state.Slot.ValueString(), state.VMID.ValueInt64(), state.Size.ValueString(), state.Size.ValueString()))

@@ -293,6 +293,7 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	planVM(ctx, r.PD, &state, req.Plan.Raw.IsNull(), &resp.Diagnostics)
 	if req.Plan.Raw.IsNull() {
 		if state.Protection.ValueBool() {
 			resp.Diagnostics.AddAttributeError(path.Root("protection"), "VM is protected",
@@ -309,7 +310,7 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	}
 	warnVMPendingAtPlan(ctx, &state, &resp.Diagnostics)
 	if !plan.VMID.IsUnknown() && !plan.VMID.IsNull() && plan.VMID.ValueInt64() != state.VMID.ValueInt64() {
-		resp.Diagnostics.AddAttributeError(path.Root("vmid"), "VM id cannot change",
+		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("vmid"), "VM id cannot change",
 			fmt.Sprintf("PVE cannot renumber VM %d, and replacing it with a new VM %d would destroy its disks, so the provider "+
 				"does neither. Keep vmid = %d (or remove vmid to keep the one PVE assigned).",
 				state.VMID.ValueInt64(), plan.VMID.ValueInt64(), state.VMID.ValueInt64()))

@@ -235,6 +235,7 @@ func attrState(m *storageModel, a typedAttr) (set, unknown bool) {
 // ModifyPlan refuses what PVE cannot change in place and checks at plan
 // that a plugin type is installed.
 func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.planWhole(ctx, req, resp)
 	if req.Plan.Raw.IsNull() {
 		return // destroy: only the configuration goes
 	}
@@ -255,14 +256,14 @@ func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	id := state.Storage.ValueString()
 	orphan := "Replacing the storage instead would orphan the volumes on it (guest disks, backups), so the provider does not."
 	if !plan.Storage.IsUnknown() && plan.Storage.ValueString() != id {
-		resp.Diagnostics.AddAttributeError(path.Root("storage"), "Storage cannot be renamed",
+		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("storage"), "Storage cannot be renamed",
 			fmt.Sprintf("Volume ids start with the storage id (%s:vm-100-disk-0) and guest configurations refer to them, so PVE "+
 				"cannot rename storage %s. %s Keep storage = %q; to move to a new id, add a second pve_storage on the same "+
 				"backend, move the disks, then remove this one.", id, id, orphan, id))
 	}
 	typ := state.Type.ValueString()
 	if !plan.Type.IsUnknown() && plan.Type.ValueString() != typ {
-		resp.Diagnostics.AddAttributeError(path.Root("type"), "Storage type cannot change",
+		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("type"), "Storage type cannot change",
 			fmt.Sprintf("Storage %s is of type %s; PVE cannot change a storage's type. %s Keep type = %q.", id, typ, orphan, typ))
 		return
 	}
@@ -275,7 +276,7 @@ func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			continue
 		}
 		if p.ValueString() != s.ValueString() {
-			resp.Diagnostics.AddAttributeError(path.Root(a.name), "Fixed storage option cannot change",
+			framework.AddUpdateRefusal(&resp.Diagnostics, path.Root(a.name), "Fixed storage option cannot change",
 				fmt.Sprintf("PVE fixes %s of a %s storage at creation (\"can't change value of fixed parameter '%s'\"); storage %s "+
 					"keeps %q. %s Keep %s = %q, or create a second storage with the new value, move the disks, and remove this one.",
 					a.name, typ, a.key, id, s.ValueString(), orphan, a.name, s.ValueString()))

@@ -1,0 +1,211 @@
+package ceph
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+)
+
+// Whole-plan check of OSD destroys. Each destroy's drain checks at apply
+// that the pools keep enough hosts without that one OSD; applied one after
+// another, the first of two OSDs of a host is drained and destroyed and
+// only the second is refused. So at plan every destroy records itself
+// (framework.PlanRegistry) and judges all OSD destroys recorded so far:
+// the set only grows worse as destroys are added, so the last destroy of
+// an unsafe set always sees it and refuses, whatever order Terraform
+// planned them in.
+
+// osdDestroyFacts is what one planned OSD destroy records.
+type osdDestroyFacts struct {
+	node, device string
+	ids          []int64
+	force        bool
+}
+
+// checkOSDDestroySet records the destroy of st and judges the plan's OSD
+// destroys against the pools the plan keeps.
+func checkOSDDestroySet(ctx context.Context, pd *framework.ProviderData, st *osdModel, diags *diag.Diagnostics) {
+	if pd == nil || pd.Client == nil || st.ID.IsNull() || st.ID.IsUnknown() {
+		return
+	}
+	facts := osdDestroyFacts{node: st.Node.ValueString(), device: st.Device.ValueString(), ids: st.ids(ctx), force: st.Force.ValueBool()}
+	all := pd.RecordPlan(framework.PlannedChange{Kind: osdTypeName, ID: st.ID.ValueString(), Action: framework.PlanDestroy, Facts: facts})
+	judgeOSDDestroys(ctx, pd, facts.node, all, diags)
+}
+
+// poolPlanFacts is what a pve_ceph_pool that stays (or is created)
+// records: only pools the plan keeps count against OSD destroys, so that
+// a destroy of the whole lab (pools first, then their OSDs) is not
+// refused for pools about to go. Pools no pve_ceph_pool manages are left
+// to the drains at apply.
+type poolPlanFacts struct {
+	pool pve.CephPool
+	node string
+}
+
+// checkPoolKept records a planned pool that stays and judges the OSD
+// destroys recorded so far against it (the pool may be planned last).
+func checkPoolKept(ctx context.Context, pd *framework.ProviderData, plan, state *poolModel, diags *diag.Diagnostics) {
+	if pd == nil || pd.Client == nil {
+		return
+	}
+	size, minSize := plan.Size, plan.MinSize
+	if size.IsUnknown() || size.IsNull() {
+		size = state.Size
+	}
+	if minSize.IsUnknown() || minSize.IsNull() {
+		minSize = state.MinSize
+	}
+	node := plan.Node
+	if node.IsUnknown() || node.IsNull() {
+		node = state.Node
+	}
+	name := plan.Name
+	if name.IsUnknown() || name.IsNull() {
+		name = state.Name
+	}
+	if size.IsUnknown() || size.IsNull() || node.IsUnknown() || node.IsNull() || name.IsUnknown() || name.IsNull() {
+		return
+	}
+	rule := ""
+	if !plan.CrushRule.IsUnknown() && !plan.CrushRule.IsNull() {
+		rule = plan.CrushRule.ValueString()
+	} else if !state.CrushRule.IsNull() && !state.CrushRule.IsUnknown() {
+		rule = state.CrushRule.ValueString()
+	}
+	f := poolPlanFacts{node: node.ValueString(), pool: pve.CephPool{Name: name.ValueString(), Size: size.ValueInt64(), MinSize: minSize.ValueInt64(), CrushRule: rule}}
+	all := pd.RecordPlan(framework.PlannedChange{Kind: poolTypeName, ID: f.pool.Name, Action: framework.PlanKeep, Facts: f})
+	judgeOSDDestroys(ctx, pd, f.node, all, diags)
+}
+
+// judgeOSDDestroys refuses when the OSD destroys recorded so far would,
+// together, leave a kept pool with fewer hosts than copies (PVE's
+// replicated_rule: one copy per host). Both rules only grow worse as
+// records are added, so the last record of an unsafe set refuses.
+func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange, diags *diag.Diagnostics) {
+	destroys := framework.Changes(all, osdTypeName, framework.PlanDestroy)
+	// One destroy alone is judged by its drain at apply, before anything
+	// changes (preflightDrain).
+	if len(destroys) < 2 {
+		return
+	}
+	var pools []pve.CephPool
+	for _, c := range framework.Changes(all, poolTypeName, framework.PlanKeep) {
+		if f, ok := c.Facts.(poolPlanFacts); ok {
+			pools = append(pools, f.pool)
+		}
+	}
+	if len(pools) == 0 {
+		return
+	}
+	var removed []int64
+	var labels []string
+	allForced := true
+	for _, d := range destroys {
+		f, ok := d.Facts.(osdDestroyFacts)
+		if !ok {
+			continue
+		}
+		removed = append(removed, f.ids...)
+		labels = append(labels, fmt.Sprintf("%s %s (%s on %s %s)", osdTypeName, d.ID, osdNames(f.ids), f.node, f.device))
+		allForced = allForced && f.force
+	}
+	// force = true on every one of them: the user asked not to be asked.
+	if allForced {
+		return
+	}
+	c, err := pd.NodeClient(ctx, node)
+	if err != nil {
+		return
+	}
+	// Unreadable Ceph: the drains check again at apply.
+	tree, err := cachedTree(ctx, pd, c, node)
+	if err != nil || tree == nil {
+		return
+	}
+	reasons := osdSetReasons(tree, pools, removed)
+	if len(reasons) == 0 {
+		return
+	}
+	sort.Slice(removed, func(i, j int) bool { return removed[i] < removed[j] })
+	diags.AddError("Unable to Destroy Ceph OSDs "+osdNames(removed),
+		fmt.Sprintf("This plan destroys %d OSD resources together: %s.\n\n%s\n\nApplied one after another, the first would be drained "+
+			"and destroyed and a later one refused when its drain finds too few hosts left, so the provider refuses the whole plan "+
+			"and nothing is changed. Destroy fewer OSDs at once (keep at least one OSD in on each host a pool needs), add OSDs on "+
+			"another host first, or lower the pool's size; force = true on every one of them destroys anyway.",
+			len(labels), strings.Join(labels, ", "), strings.Join(reasons, "\n")))
+}
+
+// osdSetReasons says which pools would have fewer hosts with OSDs that
+// are in than copies once removed are gone, and which hosts lose their
+// last OSDs.
+func osdSetReasons(tree *pve.CephOSDTree, pools []pve.CephPool, removed []int64) []string {
+	left, before := map[string]bool{}, map[string]bool{}
+	for _, o := range tree.OSDs {
+		if !o.In {
+			continue
+		}
+		before[o.Host] = true
+		if !isTarget(o.ID, removed) {
+			left[o.Host] = true
+		}
+	}
+	var emptied, hosts []string
+	for h := range before {
+		if !left[h] {
+			emptied = append(emptied, h)
+		}
+	}
+	for h := range left {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(emptied)
+	sort.Strings(hosts)
+	var reasons []string
+	for _, p := range pools {
+		// Only PVE's replicated_rule is known to place one copy per host
+		// (the API does not publish other rules).
+		if p.CrushRule != "" && p.CrushRule != "replicated_rule" {
+			continue
+		}
+		if p.Size <= int64(len(left)) || p.Size > int64(len(before)) {
+			// Enough hosts left, or too few already before this plan
+			// (then each drain refuses on its own at apply).
+			continue
+		}
+		msg := fmt.Sprintf("Pool %q keeps size = %d copies on distinct hosts (CRUSH rule %s), but without these OSDs only %d host(s) "+
+			"have OSDs that are in (%s)", p.Name, p.Size, ruleName(p.CrushRule), len(left), strings.Join(hosts, ", "))
+		if len(emptied) > 0 {
+			msg += fmt.Sprintf("; %s would lose its last OSDs", strings.Join(emptied, ", "))
+		}
+		if int64(len(left)) < p.MinSize {
+			msg += fmt.Sprintf(", fewer than the pool's min_size = %d, so its PGs would stop serving I/O", p.MinSize)
+		}
+		reasons = append(reasons, msg+".")
+	}
+	return reasons
+}
+
+// planWhole is the pool's part of the whole-plan OSD check, for ModifyPlan.
+func (r *poolResource) planWhole(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state poolModel
+	if d := req.Plan.Get(ctx, &plan); d.HasError() {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		if d := req.State.Get(ctx, &state); d.HasError() {
+			return
+		}
+	}
+	checkPoolKept(ctx, r.PD, &plan, &state, &resp.Diagnostics)
+}

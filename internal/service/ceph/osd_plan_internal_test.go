@@ -1,0 +1,40 @@
+package ceph
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+)
+
+func labTree() *pve.CephOSDTree {
+	t := &pve.CephOSDTree{}
+	for i, h := range []string{"a", "a", "b", "b", "c", "c"} {
+		t.OSDs = append(t.OSDs, pve.CephOSD{ID: int64(i), Host: h, In: true, Status: "up"})
+	}
+	return t
+}
+
+func TestOSDSetReasons(t *testing.T) {
+	pools := []pve.CephPool{{Name: "ceph", Size: 3, MinSize: 2, CrushRule: "replicated_rule"}}
+	// Both OSDs of host a: the pool needs a third host.
+	r := osdSetReasons(labTree(), pools, []int64{0, 1})
+	if len(r) != 1 || !strings.Contains(r[0], `Pool "ceph" keeps size = 3`) || !strings.Contains(r[0], "a would lose its last OSDs") {
+		t.Fatalf("both OSDs of a: %v", r)
+	}
+	// One OSD of each host: every host keeps one.
+	if r := osdSetReasons(labTree(), pools, []int64{0, 2, 4}); len(r) != 0 {
+		t.Fatalf("one OSD per host: %v", r)
+	}
+	// Two hosts emptied: below min_size too.
+	r = osdSetReasons(labTree(), pools, []int64{0, 1, 2, 3})
+	if len(r) != 1 || !strings.Contains(r[0], "min_size = 2") {
+		t.Fatalf("two hosts emptied: %v", r)
+	}
+	// A pool that never fitted (size 4 on 3 hosts) is left to the drains;
+	// a rule that is not PVE's replicated_rule is not judged.
+	other := []pve.CephPool{{Name: "big", Size: 4, MinSize: 2}, {Name: "ec", Size: 3, CrushRule: "ec-rule"}}
+	if r := osdSetReasons(labTree(), other, []int64{0, 1}); len(r) != 0 {
+		t.Fatalf("other pools: %v", r)
+	}
+}

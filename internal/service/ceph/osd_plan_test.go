@@ -1,0 +1,100 @@
+package ceph_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
+)
+
+// writesSince lists the requests after from that may change PVE (anything
+// but GET and the login).
+func writesSince(e *acctest.Env, from int) []string {
+	var out []string
+	for _, r := range e.Sim.Requests()[from:] {
+		if r.Method == http.MethodGet || strings.HasPrefix(r.Path, "/access/ticket") {
+			continue
+		}
+		out = append(out, r.Method+" "+r.Path)
+	}
+	return out
+}
+
+// labWithPool is the OSDs of specs and the reference lab's pool (size 3 on
+// 3 hosts), which depends on them as in examples/homelab.
+func labWithPool(e *acctest.Env, specs []osdSpec) string {
+	deps := make([]string, len(specs))
+	for i, sp := range specs {
+		deps[i] = osdAddr(sp.node, sp.dev)
+	}
+	return osdConfig(e, specs...) + fmt.Sprintf(`
+resource "pve_ceph_pool" "ceph" {
+  name                = "ceph"
+  node                = %q
+  size                = 3
+  min_size            = 2
+  pg_num              = 64
+  deletion_protection = false
+  depends_on          = [%s]
+}
+`, e.Nodes[0], strings.Join(deps, ", "))
+}
+
+// Removing both OSDs of one host in the reference lab (pool size 3 on 3
+// hosts): each destroy alone would drain, together the pool loses a host.
+// Before, the first was drained and destroyed and the second refused at
+// apply; the plan must refuse, nothing is marked out or destroyed. The
+// post-test destroy of the whole lab (pool first, then every OSD) is not
+// refused: only pools the plan keeps count.
+func TestAccCephOSD_planRefusesDestroysThatEmptyAHost(t *testing.T) {
+	t.Parallel()
+	e := cephEnv(t, -1) // frozen: nothing drains behind the test's back
+	setupCeph(t, e)
+	a := e.Nodes[0]
+	specs := withDeleteTimeout(labOSDs(e), "1m")
+	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdb", a+":/dev/sdc"), "1m")
+	from := 0
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkNoOSDs(e),
+		Steps: []resource.TestStep{
+			{Config: labWithPool(e, specs)},
+			{
+				PreConfig: func() {
+					e.Sim.SetCephPoolStored("ceph", 4<<30)
+					from = len(e.Sim.Requests())
+				},
+				Config: labWithPool(e, without),
+				ExpectError: errRE(words("Unable to Destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
+					words(`Pool "ceph" keeps size = 3 copies on distinct hosts`), words("only 2 host(s) have OSDs that are in"),
+					words(a+" would lose its last OSDs"), words("nothing is changed")),
+			},
+			{
+				// Nothing was marked out or destroyed; the plan is empty.
+				PreConfig: func() {
+					if w := writesSince(e, from); len(w) != 0 {
+						t.Fatalf("the refused plan wrote to PVE: %v", w)
+					}
+					for _, dev := range []string{"/dev/sdb", "/dev/sdc"} {
+						id := osdOn(t, e, a, dev)
+						if o := tree(t, e).OSD(id); o == nil || !o.In {
+							t.Fatalf("OSD on %s %s after the refused plan: %+v", a, dev, o)
+						}
+					}
+				},
+				Config:   labWithPool(e, specs),
+				PlanOnly: true,
+			},
+			{
+				// One OSD of the host alone is not refused at plan (its
+				// drain decides at apply).
+				Config:             labWithPool(e, withDeleteTimeout(labOSDs(e, a+":/dev/sdb"), "1m")),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}
