@@ -259,6 +259,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		if resp.Diagnostics.HasError() {
 			return
 		}
+		checkOSDRefsAtPlan(ctx, r.PD, &plan, &resp.Diagnostics)
 		// Sizes only exist with their device.
 		if plan.DBDevice.IsNull() {
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("db_size"), types.Float64Null())...)
