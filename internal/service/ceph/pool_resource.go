@@ -256,6 +256,7 @@ func (r *poolResource) ValidateConfig(ctx context.Context, req resource.Validate
 // ModifyPlan refuses what would need a replacement or lose data, and keeps
 // pg_num from the state while nothing can change it.
 func (r *poolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkRefs(ctx, req, resp)
 	if req.State.Raw.IsNull() {
 		return // create
 	}
