@@ -137,3 +137,24 @@ func (s *PlannedSet) Keys() []string {
 	sort.Strings(out)
 	return out
 }
+
+// PlannedCephPools is the Planned kind of Ceph pools a plan creates
+// (pve_ceph_pool), which an rbd storage may name before they exist.
+const PlannedCephPools = "ceph/pools"
+
+// MemberNodes are the nodes the endpoint lists (GET /nodes, read once per
+// command), sorted; ok is false when the provider cannot tell.
+func MemberNodes(ctx context.Context, pd *ProviderData) (nodes []string, ok bool) {
+	if pd == nil || pd.Client == nil {
+		return nil, false
+	}
+	members, err := pd.members(ctx)
+	if err != nil {
+		return nil, false
+	}
+	for n := range members {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	return nodes, true
+}

@@ -14,10 +14,6 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 )
 
-// plannedPools is the per-command set of Ceph pools planned for creation,
-// which pve_storage (type rbd) accepts as existing.
-const plannedPools = "ceph/pools"
-
 // defaultCrushRule is Ceph's default replicated rule: one copy per host.
 const defaultCrushRule = "replicated_rule"
 
@@ -39,7 +35,7 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 		return
 	}
 	if state == nil && !plan.Name.IsUnknown() {
-		framework.Planned(ctx, pd, plannedPools).Add(plan.Name.ValueString())
+		framework.Planned(ctx, pd, framework.PlannedCephPools).Add(plan.Name.ValueString())
 	}
 	if plan.Size.IsUnknown() || plan.Size.IsNull() || (state != nil && state.Size.Equal(plan.Size)) {
 		return
