@@ -44,7 +44,7 @@ func checkOSDRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan *o
 		tflog.Debug(ctx, "disk list not readable at plan; the OSD's disks are checked at apply", map[string]any{"node": node, "error": err.Error()})
 		return
 	}
-	if !plan.Device.IsUnknown() {
+	if !plan.Device.IsUnknown() && !framework.Planned(ctx, pd, osdsInState).Has(node+" "+dev) {
 		if msg := osdDataDiskProblem(disks, node, dev); msg != "" {
 			diags.AddAttributeError(path.Root("device"), summary, msg)
 		}
@@ -122,4 +122,16 @@ func osdExtraDiskProblem(disks []pve.Disk, node, attr, dev string) string {
 			attr, dev, node, disk.Used)
 	}
 	return ""
+}
+
+// osdsInState is the per-command set of "<node> <device>" of OSDs in
+// state, noted when they are refreshed or planned with their prior state:
+// a create on such a disk in the same plan is the second half of a replace
+// (-replace, taint), whose destroy frees the disk first.
+const osdsInState = "ceph/osds-in-state"
+
+func noteOSDInState(ctx context.Context, pd *framework.ProviderData, st *osdModel) {
+	if pd != nil && !st.Node.IsNull() && !st.Device.IsNull() {
+		framework.Planned(ctx, pd, osdsInState).Add(st.Node.ValueString() + " " + st.Device.ValueString())
+	}
 }
