@@ -29,7 +29,7 @@ func KnownNodes(ctx context.Context, pd *ProviderData) (nodes []string, ok bool)
 	if pd == nil || pd.Client == nil {
 		return nil, false
 	}
-	members, err := pd.members(ctx)
+	members, err := planMembers(ctx, pd)
 	if err != nil {
 		tflog.Debug(ctx, "node list not readable at plan; node references are checked at apply", map[string]any{"error": err.Error()})
 		return nil, false
@@ -148,7 +148,7 @@ func MemberNodes(ctx context.Context, pd *ProviderData) (nodes []string, ok bool
 	if pd == nil || pd.Client == nil {
 		return nil, false
 	}
-	members, err := pd.members(ctx)
+	members, err := planMembers(ctx, pd)
 	if err != nil {
 		return nil, false
 	}
@@ -157,4 +157,21 @@ func MemberNodes(ctx context.Context, pd *ProviderData) (nodes []string, ok bool
 	}
 	sort.Strings(nodes)
 	return nodes, true
+}
+
+// planMembers is GET /nodes for the plan-time checks, under its own key:
+// the routing cache (members, which NodeClient uses and a join
+// invalidates) is left to its own timing.
+func planMembers(ctx context.Context, pd *ProviderData) (map[string]bool, error) {
+	return CachedRead(ctx, pd.Reads, "plan/nodes", func(ctx context.Context) (map[string]bool, error) {
+		nodes, err := pd.Client.Nodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]bool{}
+		for _, n := range nodes {
+			m[n.Node] = true
+		}
+		return m, nil
+	})
 }
