@@ -84,6 +84,8 @@ var cephOptions = indexCephOptions([]*cephOption{
 		desc: "the number of copies of an object for new replicated pools"},
 	{name: "osd_pool_default_min_size", typ: "uint", level: "advanced", def: "0", min: "0", max: "255", services: []string{"mon"}, runtime: true,
 		desc: "the minimal number of copies allowed to write to a degraded pool for new replicated pools"},
+	{name: "osd_pool_default_pg_num", typ: "uint", level: "advanced", def: "32", services: []string{"mon"}, runtime: true,
+		desc: "number of PGs for new pools"},
 	{name: "osd_pool_default_pg_autoscale_mode", typ: "str", level: "advanced", def: "on", enum: []string{"off", "warn", "on"},
 		services: []string{"mon"}, runtime: true, desc: "Default PG autoscaling behavior for new pools"},
 	{name: "mon_allow_pool_size_one", typ: "bool", level: "advanced", def: "false", services: []string{"mon"}, runtime: true,
@@ -103,6 +105,9 @@ var cephOptions = indexCephOptions([]*cephOption{
 		desc: "Network(s) from which to choose a cluster address to bind to"},
 	{name: "ms_bind_ipv4", typ: "bool", level: "advanced", def: "true", flags: []string{"startup"}, desc: "Bind servers to IPv4 address(es)"},
 	{name: "ms_bind_ipv6", typ: "bool", level: "advanced", def: "false", flags: []string{"startup"}, desc: "Bind servers to IPv6 address(es)"},
+	{name: "public_addr", typ: "addr", level: "basic", def: "-", services: []string{"mon", "mds", "osd", "mgr"}, flags: []string{"startup"},
+		desc: "public-facing address to bind to"},
+	{name: "host", typ: "str", level: "basic", def: "", flags: []string{"no_mon_update"}, desc: "local hostname"},
 	{name: "mon_host", typ: "str", level: "basic", def: "", flags: []string{"no_mon_update", "startup"},
 		desc: "list of hosts or addresses to search for a monitor"},
 	{name: "fsid", typ: "uuid", level: "basic", def: "00000000-0000-0000-0000-000000000000", flags: []string{"no_mon_update", "startup"},
@@ -137,6 +142,7 @@ func indexCephOptions(opts []*cephOption) map[string]*cephOption {
 	for _, o := range opts {
 		m[o.name] = o
 	}
+	cephOptionList = opts
 	return m
 }
 

@@ -43,6 +43,8 @@ func (c *cephCmd) config() int {
 		return c.configGet(w[2], key)
 	case "dump":
 		return c.configDump()
+	case "ls":
+		return c.configLs()
 	case "help":
 		if len(w) != 3 {
 			return c.invalid("config help <key>")

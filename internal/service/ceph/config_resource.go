@@ -197,6 +197,7 @@ func (r *configResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, configTypeName)
+	r.checkRefs(ctx, req, resp)
 	var plan configModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {

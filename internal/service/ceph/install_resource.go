@@ -215,6 +215,7 @@ func (r *installResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, installTypeName)
+	checkNodeRef(ctx, r.PD, req, resp, "Ceph installation on")
 	if req.State.Raw.IsNull() {
 		return
 	}

@@ -260,6 +260,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		if resp.Diagnostics.HasError() {
 			return
 		}
+		checkOSDRefsAtPlan(ctx, r.PD, &plan, &resp.Diagnostics)
 		// Sizes only exist with their device.
 		if plan.DBDevice.IsNull() {
 			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("db_size"), types.Float64Null())...)
@@ -276,6 +277,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	noteOSDInState(ctx, r.PD, &st)
 	name := osdNames(st.ids(ctx))
 	refuse := func(attrName string, old, want attr.Value) {
 		if want.IsUnknown() || old.IsNull() || old.IsUnknown() || old.Equal(want) {
@@ -513,6 +515,7 @@ func (r *osdResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		}
 		return
 	}
+	noteOSDInState(ctx, r.PD, &st)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
 }
 

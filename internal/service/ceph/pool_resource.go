@@ -257,6 +257,7 @@ func (r *poolResource) ValidateConfig(ctx context.Context, req resource.Validate
 // pg_num from the state while nothing can change it.
 func (r *poolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.planWhole(ctx, req, resp)
+	r.checkRefs(ctx, req, resp)
 	if req.State.Raw.IsNull() {
 		return // create
 	}

@@ -83,11 +83,14 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 				ImportStateVerifyIgnore: []string{"add_storages"},
 			},
 			{
-				// size, min_size, placement groups, autoscaler and target
-				// size change in place.
+				// size, placement groups, autoscaler and target size change
+				// in place. A new size makes Ceph reset min_size (to 1 for
+				// size 2), and PVE skips the unchanged min_size it was sent
+				// with: the provider sets it again. (Three hosts have OSDs:
+				// a larger size is refused at plan, pool_refs_test.go.)
 				Config: e.Config(poolConfig(node, `
-  size              = 4
-  min_size          = 3
+  size              = 2
+  min_size          = 2
   pg_num            = 256
   pg_num_min        = 64
   pg_autoscale_mode = "off"
@@ -100,7 +103,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(poolAddr, "target_size", "100G"),
 					checkPool(e, node, "ceph", func(p *pve.CephPool) error {
-						if p.Size != 4 || p.MinSize != 3 || p.PGNum != 256 || p.PGNumMin != 64 || p.PGAutoscaleMode != "off" || p.TargetSize != 100<<30 {
+						if p.Size != 2 || p.MinSize != 2 || p.PGNum != 256 || p.PGNumMin != 64 || p.PGAutoscaleMode != "off" || p.TargetSize != 100<<30 {
 							return fmt.Errorf("PVE reports %+v", p)
 						}
 						return samePool(p)
@@ -108,12 +111,10 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 				),
 			},
 			{
-				// A new size makes Ceph reset min_size, and PVE skips the
-				// unchanged min_size it was sent with: the provider sets it
-				// again.
+				// Back to size 3, min_size unchanged.
 				Config: e.Config(poolConfig(node, `
-  size              = 5
-  min_size          = 3
+  size              = 3
+  min_size          = 2
   pg_num            = 64
   pg_autoscale_mode = "warn"
   add_storages      = true
@@ -125,7 +126,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 					resource.TestCheckNoResourceAttr(poolAddr, "target_size"),
 					resource.TestCheckNoResourceAttr(poolAddr, "pg_num_min"),
 					checkPool(e, node, "ceph", func(p *pve.CephPool) error {
-						if p.Size != 5 || p.MinSize != 3 || p.PGNum != 64 || p.PGNumMin != 0 || p.TargetSize != 0 || p.PGAutoscaleMode != "warn" {
+						if p.Size != 3 || p.MinSize != 2 || p.PGNum != 64 || p.PGNumMin != 0 || p.TargetSize != 0 || p.PGAutoscaleMode != "warn" {
 							return fmt.Errorf("PVE reports %+v", p)
 						}
 						return samePool(p)
@@ -135,11 +136,11 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 			{
 				// Drift: changed in the GUI, shown in the next plan.
 				PreConfig: func() {
-					updatePool(t, e, node, "ceph", pve.CephPoolRequest{Size: i64(3), MinSize: i64(2)})
+					updatePool(t, e, node, "ceph", pve.CephPoolRequest{Size: i64(2), MinSize: i64(2)})
 				},
 				Config: e.Config(poolConfig(node, `
-  size              = 5
-  min_size          = 3
+  size              = 3
+  min_size          = 2
   pg_num            = 64
   pg_autoscale_mode = "warn"
   add_storages      = true

@@ -114,6 +114,7 @@ func refuseChange(diags *diag.Diagnostics, attr, what, id string, plan, state ty
 }
 
 func (r *lvmThinResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkRefs(ctx, req, resp)
 	if req.State.Raw.IsNull() {
 		return
 	}
@@ -229,6 +230,7 @@ func (r *lvmThinResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	m.fromAPI(p)
+	noteDisksInState(ctx, r.PD, m.Node, m.Device.ValueString())
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

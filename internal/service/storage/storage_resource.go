@@ -239,6 +239,7 @@ func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if req.Plan.Raw.IsNull() {
 		return // destroy: only the configuration goes
 	}
+	r.checkRefs(ctx, req, resp)
 	var plan storageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {

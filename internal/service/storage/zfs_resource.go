@@ -136,6 +136,7 @@ func (r *zfsResource) ValidateConfig(ctx context.Context, req resource.ValidateC
 }
 
 func (r *zfsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkRefs(ctx, req, resp)
 	if req.State.Raw.IsNull() {
 		return
 	}
@@ -300,6 +301,7 @@ func (r *zfsResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	m.fromAPI(p, devs, level)
+	noteDisksInState(ctx, r.PD, m.Node, listStrings(ctx, m.Devices)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -1,0 +1,112 @@
+package ceph
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
+)
+
+// defaultCrushRule is Ceph's default replicated rule: one copy per host.
+const defaultCrushRule = "replicated_rule"
+
+// checkPoolRefsAtPlan refuses, at plan, a pool on an unknown node, and a
+// size (on create, or a changed size) larger than the number of hosts with
+// OSDs: with the default rule (failure domain host) Ceph cannot place the
+// copies and the PGs never become active+clean. OSDs this plan creates on
+// other hosts count when the pool depends on them. state is nil on create.
+func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, state *poolModel, diags *diag.Diagnostics) {
+	if pd == nil || pd.Client == nil {
+		return
+	}
+	action, id := "Create", plan.Name.ValueString()
+	if state != nil {
+		action, id = "Update", state.Name.ValueString()
+	}
+	summary := fmt.Sprintf("Unable to %s Ceph pool %s", action, id)
+	if !framework.CheckNodeAtPlan(ctx, pd, plan.Node, path.Root("node"), summary, diags) || plan.Node.IsUnknown() {
+		return
+	}
+	if state == nil && !plan.Name.IsUnknown() {
+		framework.Planned(ctx, pd, framework.PlannedCephPools).Add(plan.Name.ValueString())
+	}
+	if plan.Size.IsUnknown() || plan.Size.IsNull() || (state != nil && state.Size.Equal(plan.Size)) {
+		return
+	}
+	if !plan.CrushRule.IsUnknown() && !plan.CrushRule.IsNull() && plan.CrushRule.ValueString() != defaultCrushRule {
+		return // another failure domain: CRUSH rules are not read here
+	}
+	node := plan.Node.ValueString()
+	c, err := pd.NodeClient(ctx, node)
+	if err != nil {
+		return
+	}
+	tree, err := cachedTree(ctx, pd, c, node)
+	if err != nil {
+		// Ceph not set up yet (it may be in this plan): nothing to count.
+		tflog.Debug(ctx, "OSD tree not readable at plan; the pool's size is not checked against its hosts", map[string]any{"node": node, "error": err.Error()})
+		return
+	}
+	hosts := map[string]bool{}
+	for _, o := range tree.OSDs {
+		if o.Host != "" {
+			hosts[o.Host] = true
+		}
+	}
+	existing := len(hosts)
+	for _, h := range framework.Planned(ctx, pd, plannedOSDHosts).Keys() {
+		hosts[h] = true
+	}
+	size := plan.Size.ValueInt64()
+	if size <= int64(len(hosts)) {
+		return
+	}
+	names := make([]string, 0, len(hosts))
+	for h := range hosts {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	have := "no host has OSDs"
+	if len(names) > 0 {
+		have = fmt.Sprintf("%d host(s) have OSDs (%s)", len(names), strings.Join(names, ", "))
+		if planned := len(names) - existing; planned > 0 {
+			have += fmt.Sprintf(", %d of them from OSDs this plan creates", planned)
+		}
+	}
+	fix := fmt.Sprintf("or set size to at most %d", len(names))
+	if len(names) < 2 {
+		fix = "a replicated pool needs OSDs on at least two hosts (size 1 keeps no redundancy)"
+	}
+	diags.AddAttributeError(path.Root("size"), summary,
+		fmt.Sprintf("size = %d, but %s. With the CRUSH rule %s Ceph puts each copy on a different host, so it can place at most %d "+
+			"of the %d copies: every placement group would stay undersized and never become active+clean. Add OSDs on %d more host(s) "+
+			"(pve_ceph_osd resources the pool lists in depends_on count, as Terraform plans them first); %s.",
+			size, have, defaultCrushRule, len(names), size, size-int64(len(names)), fix))
+}
+
+// checkRefs runs checkPoolRefsAtPlan for a create or an update.
+func (r *poolResource) checkRefs(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan poolModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if req.State.Raw.IsNull() {
+		checkPoolRefsAtPlan(ctx, r.PD, &plan, nil, &resp.Diagnostics)
+		return
+	}
+	var state poolModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
+		return
+	}
+	checkPoolRefsAtPlan(ctx, r.PD, &plan, &state, &resp.Diagnostics)
+}

@@ -1,0 +1,74 @@
+package ceph_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// A pool with more copies than hosts with OSDs (3 here) would never be
+// active+clean with the default rule: refused at plan with the numbers,
+// on create and on a size change; so is a node the cluster does not have.
+// Nothing is written (issue #13).
+func TestAccCephPool_refsAtPlan(t *testing.T) {
+	t.Parallel()
+	e, node := newCephEnv(t)
+	if e.Sim == nil {
+		t.Skip("counts the simulator's OSD hosts")
+	}
+	body := "  size = %d\n  min_size = 2\n  deletion_protection = false\n"
+	var from int
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkPoolGone(e, node, "ceph"),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { from = len(e.Sim.Requests()) },
+				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, 4))),
+				PlanOnly:  true,
+				ExpectError: errRE(`Error: Unable to Create Ceph pool ceph`, `with pve_ceph_pool\.ceph`, words("size = 4, but 3 host(s) have OSDs"),
+					words(fmt.Sprintf("(%s, %s, %s)", e.Nodes[0], e.Nodes[1], e.Nodes[2])), words("never become active+clean"),
+					words("Add OSDs on 1 more host(s)"), words("or set size to at most 3")),
+			},
+			refusedStep(e.Config(poolConfig("z2g4x", fmt.Sprintf(body, 3))), `Unable to Create Ceph pool ceph`, words(`There is no node "z2g4x"`)),
+			{
+				PreConfig: func() { requireNoWrites(t, e, from) },
+				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, 3))),
+			},
+			{
+				PreConfig: func() { from = len(e.Sim.Requests()) },
+				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, 5))),
+				PlanOnly:  true,
+				ExpectError: errRE(`Unable to Update Ceph pool ceph`, words("size = 5, but 3 host(s) have OSDs"),
+					words("Add OSDs on 2 more host(s)")),
+			},
+			{
+				PreConfig: func() { requireNoWrites(t, e, from) },
+				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, 3))),
+				PlanOnly:  true,
+			},
+		},
+	})
+}
+
+// OSDs this plan creates count as OSD hosts for a pool that depends on
+// them: with OSDs on two hosts, a size 3 pool alone is refused, together
+// with an OSD on the third host it plans.
+func TestAccCephPool_refsCountPlannedOSDs(t *testing.T) {
+	t.Parallel()
+	e := cephEnv(t, 600)
+	setupCeph(t, e)
+	a, b, c := e.Nodes[0], e.Nodes[1], e.Nodes[2]
+	createOutside(t, e, a, "/dev/sdb")
+	createOutside(t, e, b, "/dev/sdb")
+	pool := poolConfig(a, "  size = 3\n  min_size = 2\n")
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		refusedStep(e.RootProviderConfig()+pool, words(fmt.Sprintf("size = 3, but 2 host(s) have OSDs (%s, %s)", a, b)), words("or set size to at most 2")),
+		{
+			Config: osdConfig(e, osdSpec{node: c, dev: "/dev/sdb"}) +
+				poolConfig(a, fmt.Sprintf("  size = 3\n  min_size = 2\n  depends_on = [%s]\n", osdAddr(c, "/dev/sdb"))),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+	}})
+}

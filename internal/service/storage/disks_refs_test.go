@@ -1,0 +1,63 @@
+package storage_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+)
+
+// A ZFS or LVM thin pool on a disk the node does not have, on the boot
+// disk or on a disk in use, or on a node the cluster does not have, is
+// refused at plan naming the attribute and the free disks; nothing is
+// written (issue #13: today the plan says "1 to add" and the create task
+// fails). A replace on the pool's own disk still plans and applies.
+func TestAccNodeDisks_refsAtPlan(t *testing.T) {
+	t.Parallel()
+	e, node, _ := disksEnv(t)
+	ctx := context.Background()
+	upid, err := e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
+	if _, err := e.Client.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
+	zfs := func(n, devs string) string {
+		return e.Config(fmt.Sprintf("resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = \"tank\"\n  devices   = %s\n  raidlevel = \"mirror\"\n}\n", n, devs))
+	}
+	thin := func(n, dev, extra string) string {
+		return e.Config(fmt.Sprintf("resource \"pve_node_lvmthin\" \"fast\" {\n  node   = %q\n  name   = \"fast\"\n  device = %q\n%s}\n", n, dev, extra))
+	}
+	free := `Free disks: /dev/nvme0n1, /dev/sdb\.`
+	var from int
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		func() resource.TestStep {
+			s := refusedStep(zfs(node, `["/dev/sdb", "/dev/sdz"]`), `Error: Unable to Create ZFS pool `+node+`/tank`, `with pve_node_zfs\.tank`,
+				`"/dev/sdz": node `+node+` has no such disk; PVE lists /dev/nvme0n1, /dev/sda, /dev/sdb, /dev/sdc\.`, free)
+			s.PreConfig = func() { from = len(e.Sim.Requests()) }
+			return s
+		}(),
+		refusedStep(zfs(node, `["/dev/sda", "/dev/sdb"]`), `"/dev/sda" is the boot disk of `+node, `device '/dev/sda' is already in use`),
+		refusedStep(zfs(node, `["/dev/sdb", "/dev/sdc"]`), `"/dev/sdc" on `+node+` is in use \(PVE reports: ZFS`, `Wipe Disk`),
+		refusedStep(zfs("z2g4x", `["/dev/sdb", "/dev/nvme0n1"]`), `Unable to Create ZFS pool z2g4x/tank`, `There is no node "z2g4x"`),
+		refusedStep(thin(node, "/dev/sdc", ""), `Error: Unable to Create LVM thin pool `+node+`/fast`, `with pve_node_lvmthin\.fast`,
+			`"/dev/sdc" on `+node+` is in use \(PVE reports: ZFS`, free),
+		refusedStep(thin(node, "/dev/sdy", ""), `"/dev/sdy": node `+node+` has no such disk`),
+		{
+			PreConfig: func() { requireNoWrites(t, e, from) },
+			Config:    thin(node, "/dev/sdb", "  destroy_data = true\n"),
+		},
+		{
+			// A replace destroys the pool (wiping the disk), then creates it
+			// on the same disk: not refused.
+			Config: thin(node, "/dev/sdb", "  destroy_data = true\n"),
+			Taint:  []string{"pve_node_lvmthin.fast"},
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("pve_node_lvmthin.fast", plancheck.ResourceActionDestroyBeforeCreate),
+			}},
+			Check: checkDiskUse(e, node, "/dev/sdb", "LVM"),
+		},
+	}})
+}

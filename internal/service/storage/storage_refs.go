@@ -1,0 +1,138 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
+)
+
+// cephPoolsKey is the read-cache key of the cluster's Ceph pool names.
+const cephPoolsKey = "storage/ceph-pool-names"
+
+// rbdDefaultPool is RBDPlugin's default pool when none is given.
+const rbdDefaultPool = "rbd"
+
+// checkRefs checks at plan what the storage refers to: the nodes it is
+// limited to, and for an rbd storage of the cluster's own Ceph (no
+// monhost) the pool. PVE accepts both unchecked, so today such a storage
+// is created and then never works (issue #13).
+func (r *storageResource) checkRefs(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.PD == nil || r.PD.Client == nil {
+		return
+	}
+	var plan storageModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
+		return
+	}
+	var state *storageModel
+	if !req.State.Raw.IsNull() {
+		state = &storageModel{}
+		if resp.Diagnostics.Append(req.State.Get(ctx, state)...); resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	action := "Create"
+	if state != nil {
+		action = "Update"
+	}
+	summary := fmt.Sprintf("Unable to %s storage %s", action, plan.Storage.ValueString())
+	r.checkNodes(ctx, &plan, summary, &resp.Diagnostics)
+	r.checkRBDPool(ctx, &plan, state, summary, &resp.Diagnostics)
+}
+
+// checkNodes refuses node names the cluster does not have in nodes.
+func (r *storageResource) checkNodes(ctx context.Context, plan *storageModel, summary string, diags *diag.Diagnostics) {
+	if plan.Nodes.IsNull() || plan.Nodes.IsUnknown() {
+		return
+	}
+	known, ok := framework.KnownNodes(ctx, r.PD)
+	if !ok {
+		return
+	}
+	for _, n := range setStrings(ctx, plan.Nodes) {
+		if !slices.Contains(known, n) {
+			diags.AddAttributeError(path.Root("nodes"), summary,
+				fmt.Sprintf("nodes lists %q, which the cluster does not have: %s lists %s. PVE would keep the name and the storage "+
+					"would be missing there; use the nodes' names.", n, r.PD.Client.Endpoint(), framework.Quoted(known)))
+		}
+	}
+}
+
+// checkRBDPool refuses an rbd storage of the cluster's own Ceph whose pool
+// does not exist, unless this plan creates it (pve_ceph_pool planned
+// first, which a reference to its name ensures).
+func (r *storageResource) checkRBDPool(ctx context.Context, plan, state *storageModel, summary string, diags *diag.Diagnostics) {
+	if plan.Type.IsUnknown() || plan.Type.ValueString() != "rbd" || !plan.MonHost.IsNull() || plan.Pool.IsUnknown() {
+		return
+	}
+	pool := rbdDefaultPool
+	if !plan.Pool.IsNull() {
+		pool = plan.Pool.ValueString()
+	}
+	if state != nil && (state.Pool.ValueString() == plan.Pool.ValueString() || (state.Pool.IsNull() && pool == rbdDefaultPool)) {
+		return // unchanged
+	}
+	if framework.Planned(ctx, r.PD, framework.PlannedCephPools).Has(pool) {
+		return
+	}
+	node := ""
+	if ns := setStrings(ctx, plan.Nodes); len(ns) > 0 && !plan.Nodes.IsUnknown() {
+		if members, ok := framework.MemberNodes(ctx, r.PD); ok {
+			for _, n := range ns {
+				if slices.Contains(members, n) {
+					node = n
+					break
+				}
+			}
+		}
+	}
+	if node == "" {
+		members, ok := framework.MemberNodes(ctx, r.PD)
+		if !ok || len(members) == 0 {
+			return
+		}
+		node = members[0]
+	}
+	names, err := framework.CachedRead(ctx, r.PD.Reads, cephPoolsKey, func(ctx context.Context) ([]string, error) {
+		pools, err := r.PD.Client.CephListPools(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, 0, len(pools))
+		for _, p := range pools {
+			out = append(out, p.Name)
+		}
+		slices.Sort(out)
+		return out, nil
+	})
+	if err != nil {
+		// No Ceph yet (it may come in this plan): nothing to compare with.
+		tflog.Debug(ctx, "Ceph pools not readable at plan; the rbd storage's pool is checked by use", map[string]any{"node": node, "error": err.Error()})
+		return
+	}
+	if slices.Contains(names, pool) {
+		return
+	}
+	attr := "pool = " + fmt.Sprintf("%q", pool)
+	if plan.Pool.IsNull() {
+		attr = "pool (unset: PVE's default \"rbd\")"
+	}
+	var usable []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, ".") { // .mgr and other internal pools hold no guest disks
+			usable = append(usable, n)
+		}
+	}
+	diags.AddAttributeError(path.Root("pool"), summary,
+		fmt.Sprintf("%s: the cluster's Ceph has no such pool; its pools are %s. PVE would create the storage, and every disk on it would "+
+			"fail. Name an existing pool, or create it with pve_ceph_pool and refer to it (pool = pve_ceph_pool.<name>.name) so that the "+
+			"plan sees it being created. For an external Ceph cluster set monhost.", attr, framework.Quoted(usable)))
+}
