@@ -219,6 +219,7 @@ func (r *vmDiskResource) ValidateConfig(ctx context.Context, req resource.Valida
 // ModifyPlan refuses what would need a replacement or lose data, and
 // plans the reboot that applies pending changes when asked to.
 func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.planRefs(ctx, req, resp) // vm_refs.go
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return
 	}
