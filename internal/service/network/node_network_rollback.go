@@ -953,6 +953,9 @@ func (m *nodeNetworkModel) keepRollbackSettings(from *nodeNetworkModel) {
 // opts out. Values unknown until apply are taken as unchanged here; the
 // apply checks the staged configuration again.
 func (r *nodeNetworkResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.planRefs(ctx, req, resp); resp.Diagnostics.HasError() { // node_network_refs.go
+		return
+	}
 	if r.PD == nil || r.PD.Client == nil {
 		return
 	}
