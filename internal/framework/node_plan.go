@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -58,4 +59,25 @@ func ListOrNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// PlanCheckNodeAttr is PlanCheckNode for a resource's top-level "node"
+// attribute, checked on create and when the node changes: an unchanged
+// node was checked when it was planned, and a no-change plan spends no
+// request on it.
+func PlanCheckNodeAttr(ctx context.Context, pd *ProviderData, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, resourceType string) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var node types.String
+	if req.Plan.GetAttribute(ctx, path.Root("node"), &node).HasError() {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		var prior types.String
+		if !req.State.GetAttribute(ctx, path.Root("node"), &prior).HasError() && prior.Equal(node) {
+			return
+		}
+	}
+	PlanCheckNode(ctx, pd, node, path.Root("node"), resourceType, &resp.Diagnostics)
 }

@@ -35,7 +35,7 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 	if r.PD == nil || r.PD.Client == nil || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
 		return
 	}
-	framework.PlanCheckNode(ctx, r.PD, m.Node, path.Root("node"), nodeNetworkTypeName, &resp.Diagnostics)
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, nodeNetworkTypeName)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -129,7 +129,7 @@ func (r *nodeNetworkConfigResource) planNotes(ctx context.Context, req resource.
 	if req.Plan.Get(ctx, &plan).HasError() || !known(plan.Node) {
 		return
 	}
-	framework.PlanCheckNode(ctx, r.PD, plan.Node, path.Root("node"), nodeNetworkConfigTypeName, &resp.Diagnostics)
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, nodeNetworkConfigTypeName)
 	ifaces, ok, _ := plan.interfaces(ctx)
 	if !ok {
 		return

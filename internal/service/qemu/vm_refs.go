@@ -39,7 +39,7 @@ func (r *vmResource) planRefs(ctx context.Context, req resource.ModifyPlanReques
 	if r.PD == nil || r.PD.Client == nil {
 		return
 	}
-	framework.PlanCheckNode(ctx, r.PD, plan.Node, path.Root("node"), vmTypeName, &resp.Diagnostics)
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, vmTypeName)
 	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Network.IsNull() || plan.Network.IsUnknown() {
 		return
 	}
