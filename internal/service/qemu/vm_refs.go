@@ -109,6 +109,13 @@ func checkBridge(ctx context.Context, pd *framework.ProviderData, node, bridge s
 			}
 		}
 	}
+	if len(bridges) == 0 && len(rows) == 0 {
+		// A node without any bridge or VNet is not one PVE's installer
+		// leaves (it makes vmbr0), and there is nothing to offer instead:
+		// let the apply report what the node says. (pvesim's bare default
+		// node is such a node.)
+		return
+	}
 	sort.Strings(bridges)
 	what := "The VM"
 	if !vmid.IsNull() && !vmid.IsUnknown() {
