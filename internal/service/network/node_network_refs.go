@@ -50,6 +50,7 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 		at         path.Path
 		attr, name string
 		what       string
+		value      string // the attribute's value when it is not name
 	}
 	var refs []ref
 	listRefs := func(attr string, l, before types.List, what string) {
@@ -71,7 +72,7 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 		}
 		for i, n := range names {
 			if !n.IsUnknown() && !n.IsNull() && !had[n.ValueString()] {
-				refs = append(refs, ref{path.Root(attr).AtListIndex(i), attr, n.ValueString(), what})
+				refs = append(refs, ref{at: path.Root(attr).AtListIndex(i), attr: attr, name: n.ValueString(), what: what})
 			}
 		}
 	}
@@ -82,7 +83,13 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 	listRefs("bridge_ports", m.BridgePorts, priorPorts, "bridge port")
 	listRefs("slaves", m.Slaves, priorSlaves, "bond slave")
 	if v := m.VLANRawDevice; !v.IsNull() && !v.IsUnknown() && (prior == nil || !prior.VLANRawDevice.Equal(v) || !prior.Node.Equal(m.Node)) {
-		refs = append(refs, ref{path.Root("vlan_raw_device"), "vlan_raw_device", v.ValueString(), "VLAN raw device"})
+		refs = append(refs, ref{at: path.Root("vlan_raw_device"), attr: "vlan_raw_device", name: v.ValueString(), what: "VLAN raw device"})
+	}
+	// A dotted VLAN (bcm5720p0.60) rides on the part before the dot.
+	if m.Type.ValueString() == typeVLAN && (m.VLANRawDevice.IsNull() || m.VLANRawDevice.IsUnknown()) && (prior == nil || !prior.Node.Equal(m.Node)) {
+		if parent, _, ok := splitDottedVLAN(m.Iface.ValueString()); ok {
+			refs = append(refs, ref{path.Root("iface"), "iface", parent, "VLAN parent", m.Iface.ValueString()})
+		}
 	}
 	if len(refs) == 0 {
 		return
@@ -110,12 +117,20 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 		if _, ok := r.PD.PlanNoted("iface", node+"/"+rf.name); ok {
 			continue
 		}
+		refHint := rf.attr + " = pve_node_network.<name>.iface"
+		if rf.value != "" {
+			refHint = "depends_on = [pve_node_network.<name>]"
+		}
+		value := rf.value
+		if value == "" {
+			value = rf.name
+		}
 		resp.Diagnostics.AddAttributeError(rf.at,
 			fmt.Sprintf("Unable to plan %s %s: %s %s does not exist on node %s", nodeNetworkTypeName, networkID(node, m.Iface.ValueString()), rf.what, rf.name, node),
 			fmt.Sprintf("%s = %q, but node %s has no interface %s. Its NICs: %s; its bridges, bonds and VLANs: %s. PVE would stage "+
 				"the change and refuse it when writing the file. Use one of those names, or create the interface with another "+
-				"pve_node_network and refer to it (%s = pve_node_network.<name>.iface) so that Terraform creates it first.",
-				rf.at.String(), rf.name, node, rf.name, framework.ListOrNone(nics), framework.ListOrNone(others), rf.attr))
+				"pve_node_network and refer to it (%s) so that Terraform creates it first.",
+				rf.at.String(), value, node, rf.name, framework.ListOrNone(nics), framework.ListOrNone(others), refHint))
 	}
 }
 

@@ -47,6 +47,8 @@ func TestAccNodeNetwork_planRefusesMissingReferences(t *testing.T) {
   type  = "vlan"
   vlan_raw_device = "bond9"
   vlan_id = 71`, `(?s)Unable to plan pve_node_network %s/storage71: VLAN raw device bond9 does not exist.*vlan_raw_device = "bond9".*Its NICs: [^;]*%[2]s`},
+		{"dotted", `iface = "nosuchnic.60"
+  type  = "vlan"`, `(?s)Unable to plan pve_node_network %s/nosuchnic.60: VLAN parent nosuchnic does not exist.*iface = "nosuchnic.60", but node %[1]s has no interface nosuchnic.*Its NICs: [^;]*%[2]s`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := acctest.New(t)
