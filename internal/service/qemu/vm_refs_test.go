@@ -117,3 +117,13 @@ func TestAccVM_planRefusesUnknownNode(t *testing.T) {
 	refusedAtPlan(t, e, vm100("nosuch", ""),
 		fmt.Sprintf(`(?s)Unable to plan pve_vm: unknown node nosuch.*node = "nosuch" is not a node of .*GET /nodes lists [^)]*%s`, e.Node(t, 0)))
 }
+
+// A disabled storage cannot allocate the disk.
+func TestAccVMDisk_planRefusesDisabledStorage(t *testing.T) {
+	e := refsEnv(t)
+	node := e.Node(t, 0)
+	e.Sim.AddStorage(node, "off", "dir", map[string]string{"path": "/var/lib/off", "content": "images", "disable": "1"})
+	createVM(t, e, node, 9206, false)
+	refusedAtPlan(t, e, diskHCL("this", 9206, "scsi0", `storage = "off"`, `size = "4G"`),
+		`(?s)Unable to plan pve_vm_disk: storage off is disabled.*Enable it, or use another storage.*on node `+node+`: [^.]*local-lvm`)
+}
