@@ -14,8 +14,8 @@ import (
 
 // planGuest refuses, at plan, an HA resource for a guest the cluster does
 // not have and no pve_vm of the plan creates (issue #13): PVE's
-// ha-manager add answers "unable to find configuration file for VM ..."
-// only in the apply. prior is the state (nil on create); only a new or
+// POST /cluster/ha/resources answers "resource 'vm:N' does not exist in
+// cluster" only in the apply. prior is the state (nil on create); only a new or
 // changed guest is checked.
 func (r *haResource) planGuest(ctx context.Context, plan, config, prior *haResourceModel, diags *diag.Diagnostics) {
 	if r.PD == nil || r.PD.Client == nil || plan.VMID.IsUnknown() || plan.VMID.IsNull() {
@@ -63,7 +63,15 @@ func (r *haResource) planGuest(ctx context.Context, plan, config, prior *haResou
 		return
 	}
 	diags.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: guest %d does not exist", resourceTypeName, vmid),
-		fmt.Sprintf("%s, but the cluster has no guest %d (GET /cluster/resources lists %s), so PVE cannot add it to HA. Use "+
-			"an existing guest, or refer to the pve_vm that creates it (vmid = pve_vm.<name>.vmid) so that Terraform creates "+
-			"the VM first.", attr, vmid, framework.ListOrNone(guests)))
+		fmt.Sprintf("%s, but the cluster has no guest %d (GET /cluster/resources lists %s), so PVE would refuse it in the "+
+			"apply (\"resource '%s' does not exist in cluster\"). Use an existing guest, or refer to the pve_vm that creates it "+
+			"(vmid = pve_vm.<name>.vmid) so that Terraform creates the VM first.", attr, vmid, framework.ListOrNone(guests), sid(config, vmid)))
+}
+
+// sid is the HA id PVE's refusal names: sid as configured, else vm:<vmid>.
+func sid(config *haResourceModel, vmid int64) string {
+	if !config.SID.IsNull() && !config.SID.IsUnknown() {
+		return config.SID.ValueString()
+	}
+	return fmt.Sprintf("vm:%d", vmid)
 }
