@@ -121,6 +121,10 @@ func startVM(c *call) (any, *apiError) {
 		if vm.running() {
 			return 0, fmt.Errorf("VM %d already running", vm.VMID)
 		}
+		if lines, err := s.missingBridgeLocked(node, vm); err != nil {
+			t.Log = append(t.Log, lines...)
+			return 0, err
+		}
 		s.powerOnLocked(node, vm)
 		return 0, nil
 	})

@@ -175,6 +175,7 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 // ModifyPlan decides whether apply orders or renews a certificate: then
 // its computed values are unknown, which is what the plan shows.
 func (r *nodeACMEResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, nodeACMETypeName)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}

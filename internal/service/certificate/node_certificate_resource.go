@@ -145,6 +145,7 @@ func (r *nodeCertificateResource) ValidateConfig(ctx context.Context, req resour
 // ModifyPlan computes what PVE will report for a new certificate, so the
 // plan shows the new fingerprint and validity.
 func (r *nodeCertificateResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, nodeCertificateTypeName)
 	if req.Plan.Raw.IsNull() {
 		return
 	}

@@ -132,6 +132,7 @@ func (r *clusterNodeResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if req.Plan.Raw.IsNull() || r.PD == nil || r.PD.Client == nil {
 		return
 	}
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, clusterNodeTypeName)
 	if req.State.Raw.IsNull() {
 		framework.RequireRootTicket(r.PD.Client, &resp.Diagnostics, "Joining a node to a cluster")
 		return

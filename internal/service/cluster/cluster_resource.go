@@ -142,6 +142,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if req.Plan.Raw.IsNull() || r.PD == nil || r.PD.Client == nil {
 		return
 	}
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, clusterTypeName)
 	if req.State.Raw.IsNull() {
 		framework.RequireRootTicket(r.PD.Client, &resp.Diagnostics, "Creating a cluster")
 		return

@@ -205,6 +205,7 @@ func (r *haResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 		plan.ID = plan.SID
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	r.planGuest(ctx, &plan, &config, prior, &resp.Diagnostics) // resource_refs.go
 
 	usesGroup := !config.Group.IsNull()
 	noFailback := !config.Failback.IsNull() && !config.Failback.IsUnknown() && !config.Failback.ValueBool()

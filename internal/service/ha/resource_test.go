@@ -330,7 +330,7 @@ func TestAccHAResource_unknownGuest(t *testing.T) {
 	}
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
 		Config:      e.Config(`resource "pve_ha_resource" "vm" { sid = "vm:999" }`),
-		ExpectError: regexp.MustCompile(`(?s)Unable to Create HA resource vm:999.*resource 'vm:999' does not exist in\s+cluster`),
+		ExpectError: regexp.MustCompile(`(?s)Unable to plan pve_ha_resource: guest 999 does not exist.*resource\s+'vm:999'\s+does\s+not\s+exist\s+in\s+cluster`),
 	}}})
 }
 

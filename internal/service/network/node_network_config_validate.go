@@ -277,6 +277,9 @@ func checkAgainstNode(ctx context.Context, node string, ifaces map[string]ifaceS
 }
 
 func (r *nodeNetworkConfigResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.planNotes(ctx, req, resp); resp.Diagnostics.HasError() { // node_network_refs.go
+		return
+	}
 	if req.Plan.Raw.IsNull() || r.PD == nil {
 		return
 	}

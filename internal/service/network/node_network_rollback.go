@@ -954,6 +954,9 @@ func (m *nodeNetworkModel) keepRollbackSettings(from *nodeNetworkModel) {
 // apply checks the staged configuration again.
 func (r *nodeNetworkResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.planWhole(ctx, req, resp)
+	if r.planRefs(ctx, req, resp); resp.Diagnostics.HasError() { // node_network_refs.go
+		return
+	}
 	if r.PD == nil || r.PD.Client == nil {
 		return
 	}

@@ -253,6 +253,8 @@ func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, fileTypeName)
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, fileTypeName)
+	r.noteFile(ctx, req) // node_refs.go
 	var plan fileModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {

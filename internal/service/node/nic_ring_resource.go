@@ -166,7 +166,7 @@ func (r *nicRingResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, nicRingTypeName)
-	if resp.Diagnostics.HasError() {
+	if framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, nicRingTypeName); resp.Diagnostics.HasError() {
 		return
 	}
 	var plan, config nicRingModel
@@ -189,7 +189,7 @@ func (r *nicRingResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		switch {
 		case errors.Is(err, errNoDevice):
 			resp.Diagnostics.AddAttributeError(path.Root("iface"), "Unknown network interface",
-				fmt.Sprintf("Node %s has no network device %s (ethtool: No such device). Name a physical NIC of the node, as `ip link` shows it.", node, iface))
+				fmt.Sprintf("Node %s has no network device %s (ethtool: No such device). Name a physical NIC of the node, as `ip link` shows it.%s", node, iface, nodeNICs(ctx, r.PD, node)))
 			return
 		case errors.Is(err, errNoRings):
 			resp.Diagnostics.AddAttributeError(path.Root("iface"), "Network interface without rings", err.Error()+".")

@@ -119,6 +119,7 @@ func (r *serviceResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, serviceTypeName)
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, serviceTypeName)
 	var plan serviceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Node.IsUnknown() || plan.Unit.IsUnknown() {

@@ -220,6 +220,7 @@ func (r *trustedCAResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, trustedCATypeName)
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, trustedCATypeName)
 	var plan trustedCAModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {

@@ -105,11 +105,14 @@ func (v regexValidator) ValidateString(_ context.Context, req validator.StringRe
 	}
 }
 
-func (r *tunedProfileResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *tunedProfileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, tunedTypeName)
+	if framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, tunedTypeName); !resp.Diagnostics.HasError() {
+		r.planProfile(ctx, req, resp) // node_refs.go
+	}
 }
 
 // activeProfile is what tuned runs on node: the profile, and whether the

@@ -140,9 +140,9 @@ func TestAccNodeTunedProfile_errors(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)Invalid profile.*tuned profile names`)},
 			{Config: e.Config(tunedConfig("z2g4a.lab", "balanced")), PlanOnly: true,
 				ExpectError: regexp.MustCompile(`(?s)Invalid node.*node name`)},
-			// tuned's own refusal, with its text.
+			// tuned's own refusal, with its text, now at plan (tuned-adm list).
 			{Config: e.Config(tunedConfig(node, "latency-performanc")),
-				ExpectError: regexp.MustCompile(`(?s)Unable to Create tuned profile of node ` + node + `.*Cannot\s+find\s+profile\s+'latency-performanc'`)},
+				ExpectError: regexp.MustCompile(`(?s)Unable to plan pve_node_tuned_profile ` + node + `.*Cannot\s+find\s+profile\s+'latency-performanc'`)},
 			// Without SSH the plan says how to configure it.
 			{Config: e.ProviderConfigWithoutSSH(t) + tunedConfig(node, "balanced"), PlanOnly: true,
 				ExpectError: regexp.MustCompile(`(?s)pve_node_tuned_profile needs SSH access to the nodes.*ssh \{.*PVE_SSH_PRIVATE_KEY`)},
@@ -221,7 +221,7 @@ func TestAccNodeTunedProfile_verifiesTheActiveProfile(t *testing.T) {
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				e.Sim.InjectSSHFault(pvesim.SSHFault{Node: node, Program: "tuned-adm", Count: 1, Answer: &pvesim.SSHAnswer{
+				e.Sim.InjectSSHFault(pvesim.SSHFault{Node: node, Program: "tuned-adm", Args: "profile .*", Count: 1, Answer: &pvesim.SSHAnswer{
 					Stdout: "Trying to (re)start tuned...\n",
 					Stderr: "Cannot talk to TuneD daemon via DBus. Is TuneD daemon running?\nTuneD (re)start failed, you need to (re)start TuneD by hand for changes to apply.\n",
 				}})

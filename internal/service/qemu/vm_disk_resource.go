@@ -220,6 +220,7 @@ func (r *vmDiskResource) ValidateConfig(ctx context.Context, req resource.Valida
 // plans the reboot that applies pending changes when asked to.
 func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.planWhole(ctx, req, resp)
+	r.planRefs(ctx, req, resp) // vm_refs.go
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return
 	}

@@ -285,6 +285,7 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 // ModifyPlan refuses a vmid change and a destroy of a protected VM, and
 // marks what PVE reports after a write as unknown when it may change.
 func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.planRefs(ctx, req, resp) // vm_refs.go
 	if req.State.Raw.IsNull() {
 		return
 	}
