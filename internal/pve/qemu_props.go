@@ -267,11 +267,15 @@ func ParseNetDevice(s string) (NetDevice, error) {
 // String prints the device as PVE writes it: `<model>=<mac>` (or the bare
 // model without a MAC), then the options sorted.
 func (n NetDevice) String() string {
-	if !netModels[n.Model] && n.MAC != "" {
-		// `<model>=<mac>` only reads back for a known model; name both.
+	if !netModels[n.Model] {
+		// `<model>=<mac>` and a bare model only read back for a known
+		// model; name the keys.
 		vals := make(map[string]string, len(n.Options)+2)
 		maps.Copy(vals, n.Options)
-		vals["model"], vals["macaddr"] = n.Model, n.MAC
+		vals["model"] = n.Model
+		if n.MAC != "" {
+			vals["macaddr"] = n.MAC
+		}
 		return PropertyString{Values: vals}.String()
 	}
 	head := n.Model
