@@ -106,7 +106,7 @@ func ParseDrive(s string) (Drive, error) {
 			d.Options[k] = v
 		}
 	}
-	if d.Volume == "" {
+	if strings.TrimSpace(d.Volume) == "" { // a blank volume prints as a skipped part
 		return Drive{}, fmt.Errorf("drive %q has no volume", s)
 	}
 	return d, nil
