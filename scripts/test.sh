@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make test: everything that runs against the simulator, no cluster and no network.
-#   go vet ./...; go test -count=1 ./...; the acceptance tests again against PVE 8.4; scripts/docs.sh --check
+#   go vet ./...; go test -count=1 ./...; the acceptance tests again against PVE 8.4; every fuzz target for
+#   FUZZTIME (default 2s; FUZZTIME=0 skips) with scripts/fuzz.sh; scripts/docs.sh --check
 # PVE_* variables are cleared so a configured live cluster is never touched (make testacc is
 # for that). The CLI comes from scripts/env.sh: terraform/tofu on PATH, or OpenTofu built
 # from tools/tofu. Extra go test flags: GOTESTFLAGS="-run TestFoo -v" make test
@@ -28,6 +29,13 @@ go test -count=1 -timeout 45m ${GOTESTFLAGS:-} ./...
 echo "test.sh: PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run TestAcc ./internal/service/..."
 # shellcheck disable=SC2086
 PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run TestAcc ${GOTESTFLAGS:-} ./internal/service/...
+
+# Each parser's fuzz target briefly (seeds already ran as tests above): a bounded search for
+# inputs that panic or break a round trip. About 45 targets, one go test per target.
+if [ "${FUZZTIME:-2s}" != "0" ]; then
+	echo "test.sh: FUZZTIME=${FUZZTIME:-2s} scripts/fuzz.sh"
+	FUZZTIME="${FUZZTIME:-2s}" "$root/scripts/fuzz.sh"
+fi
 
 echo "test.sh: scripts/docs.sh --check"
 "$root/scripts/docs.sh" --check

@@ -1,7 +1,6 @@
 package pve
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -192,9 +191,10 @@ func DecodeACMEPluginData(s string) map[string]string {
 		raw = []byte(s) // tolerate plain text
 	}
 	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "=")
+	// Lines split at "\n" only: a bufio.Scanner would drop a value's
+	// trailing "\r" (found by FuzzACMEPluginData) and stop at 64 KiB.
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(line, "=")
 		if ok && k != "" {
 			out[k] = v
 		}

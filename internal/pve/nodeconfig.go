@@ -38,6 +38,9 @@ const MaxACMEDomainIndex = 5
 // String renders the option value, "[domain=]D[,alias=A][,plugin=P]".
 func (d ACMEDomain) String() string {
 	s := d.Domain
+	if strings.Contains(s, "=") {
+		s = "domain=" + s // bare, it would read as a key
+	}
 	if d.Alias != "" {
 		s += ",alias=" + d.Alias
 	}

@@ -114,6 +114,9 @@ func FormatPropertyString(defaultKey string, kv map[string]string) string {
 	sort.Strings(keys)
 	parts := make([]string, 0, len(keys)+1)
 	if v := kv[defaultKey]; defaultKey != "" && v != "" {
+		if strings.Contains(v, "=") {
+			v = defaultKey + "=" + v // bare, it would read as a key
+		}
 		parts = append(parts, v)
 	}
 	for _, k := range keys {

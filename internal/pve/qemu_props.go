@@ -2,6 +2,7 @@ package pve
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"sort"
@@ -105,7 +106,7 @@ func ParseDrive(s string) (Drive, error) {
 			d.Options[k] = v
 		}
 	}
-	if d.Volume == "" {
+	if strings.TrimSpace(d.Volume) == "" { // a blank volume prints as a skipped part
 		return Drive{}, fmt.Errorf("drive %q has no volume", s)
 	}
 	return d, nil
@@ -194,6 +195,10 @@ func ParseDiskSize(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid disk size %q", s)
 	}
 	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m[2]]
+	// Beyond int64 the conversion would wrap to a negative size.
+	if x*mult >= math.MaxInt64 {
+		return 0, fmt.Errorf("invalid disk size %q: larger than any disk", s)
+	}
 	return int64(x * mult), nil
 }
 
@@ -262,6 +267,17 @@ func ParseNetDevice(s string) (NetDevice, error) {
 // String prints the device as PVE writes it: `<model>=<mac>` (or the bare
 // model without a MAC), then the options sorted.
 func (n NetDevice) String() string {
+	if !netModels[n.Model] {
+		// `<model>=<mac>` and a bare model only read back for a known
+		// model; name the keys.
+		vals := make(map[string]string, len(n.Options)+2)
+		maps.Copy(vals, n.Options)
+		vals["model"] = n.Model
+		if n.MAC != "" {
+			vals["macaddr"] = n.MAC
+		}
+		return PropertyString{Values: vals}.String()
+	}
 	head := n.Model
 	if n.MAC != "" {
 		head += "=" + n.MAC

@@ -1,6 +1,7 @@
 package pvesim
 
 import (
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -483,6 +484,11 @@ func parseTimeSpan(s string) (time.Duration, bool) {
 			}
 		}
 		if s != "" && s[0] != ' ' && (s[0] < '0' || s[0] > '9') {
+			return 0, false
+		}
+		// systemd refuses a span beyond its 64-bit microseconds (ERANGE);
+		// converted as is, it would wrap to a negative duration.
+		if part := n * float64(unit); part >= math.MaxInt64 || float64(total)+part >= math.MaxInt64 {
 			return 0, false
 		}
 		total += time.Duration(n * float64(unit))

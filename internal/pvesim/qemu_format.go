@@ -4,6 +4,7 @@ import (
 	"crypto/sha1" //nolint:gosec // PVE's config digest is SHA-1
 	"encoding/hex"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"sort"
@@ -289,6 +290,11 @@ func parseDiskSize(v string) (int64, bool) {
 		return 0, false
 	}
 	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m[3]]
+	if x*mult >= math.MaxInt64 {
+		// Perl keeps the float, which no storage has room for; converted
+		// as is, it would wrap to a negative size.
+		return math.MaxInt64, true
+	}
 	return int64(x * mult), true
 }
 

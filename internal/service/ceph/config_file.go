@@ -200,10 +200,16 @@ func (f *confFile) set(section, key, value string) {
 	}
 	nl := &confLine{text: line, logical: line, key: key, value: value}
 	if lastOfSection >= 0 {
-		f.lines = append(f.lines[:lastOfSection+1], append([]*confLine{nl}, f.lines[lastOfSection+1:]...)...)
+		at := lastOfSection + 1
+		if at > 0 && !f.lines[at-1].header && danglingContinuation(f.lines[at-1]) {
+			at-- // the file's last line ends in a backslash: a line after it would be joined to it
+		}
+		f.lines = append(f.lines[:at], append([]*confLine{nl}, f.lines[at:]...)...)
 		return
 	}
-	if n := len(f.lines); n > 0 && strings.TrimSpace(f.lines[n-1].logical) != "" {
+	if n := len(f.lines); n > 0 && (strings.TrimSpace(f.lines[n-1].logical) != "" || danglingContinuation(f.lines[n-1])) {
+		// A blank line; after a dangling backslash it is the (empty)
+		// continuation, so the new header stays a line of its own.
 		f.lines = append(f.lines, &confLine{})
 	}
 	f.lines = append(f.lines, &confLine{text: "[" + section + "]", logical: "[" + section + "]", header: true, section: section}, nl)
@@ -224,6 +230,12 @@ func (f *confFile) remove(section, key string) {
 		out = append(out, l)
 	}
 	f.lines = out
+}
+
+// danglingContinuation reports a line ending in a backslash that joined
+// no next line (the file's last line): whatever follows it would continue it.
+func danglingContinuation(l *confLine) bool {
+	return strings.HasSuffix(l.logical, `\`) && !strings.HasSuffix(l.logical, `\\`)
 }
 
 func (f *confFile) String() string {

@@ -78,6 +78,9 @@ func parseTargetSize(s string) (int64, bool) {
 		return 0, false
 	}
 	mult := map[string]float64{"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m[3]]
+	if f*mult >= math.MaxInt64 {
+		return 0, false // converted, it would wrap to a negative size
+	}
 	return int64(f * mult), true
 }
 

@@ -242,10 +242,12 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// parseMode reads an octal mode string.
+// parseMode reads an octal mode string: permission bits with setuid,
+// setgid and sticky (stat's %a), nothing above 07777 (higher bits would
+// be file type bits of fs.FileMode).
 func parseMode(s string) (fs.FileMode, bool) {
 	v, err := strconv.ParseUint(s, 8, 32)
-	return fs.FileMode(v), err == nil
+	return fs.FileMode(v), err == nil && v <= 0o7777
 }
 
 func (r *fileResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -290,15 +292,11 @@ func statNode(ctx context.Context, ex *nodeexec.Pool, node, p string) (*nodeFile
 		}
 		return nil, err
 	}
-	f := strings.SplitN(strings.TrimSuffix(string(res.Stdout), "\n"), "|", 4)
-	if len(f) != 4 {
-		return nil, fmt.Errorf("node %s: unexpected stat output %q", node, res.Stdout)
-	}
-	mode, ok := parseMode(f[0])
+	f, ok := parseStat(string(res.Stdout))
 	if !ok {
 		return nil, fmt.Errorf("node %s: unexpected stat output %q", node, res.Stdout)
 	}
-	return &nodeFile{kind: f[3], mode: mode, owner: f[1], group: f[2]}, nil
+	return f, nil
 }
 
 // readNodeFile returns the file with its content (nil when there is

@@ -46,12 +46,7 @@ func unitProps(ctx context.Context, ex *nodeexec.Pool, node, unit string, props 
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			out[k] = v
-		}
-	}
+	out := parseSystemctlShow(string(res.Stdout))
 	for _, p := range props {
 		if _, ok := out[p]; !ok {
 			return nil, fmt.Errorf("node %s: systemctl show %s did not report %s: %q", node, unit, p, res.Stdout)

@@ -44,11 +44,7 @@ func readNIC(ctx context.Context, ex *nodeexec.Pool, node, iface string) (nicInf
 		}
 		return info, err
 	}
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
-		if v, ok := strings.CutPrefix(line, "driver: "); ok {
-			info.driver = strings.TrimSpace(v)
-		}
-	}
+	info.driver = parseEthtoolDriver(string(res.Stdout))
 	res, err = ex.Run(ctx, node, nodeexec.Cmd("ethtool", "-g", iface))
 	if err != nil {
 		if isNoDevice(err) {

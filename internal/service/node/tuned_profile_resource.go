@@ -131,16 +131,8 @@ func readActive(ctx context.Context, ex *nodeexec.Pool, node string) (activeProf
 		}
 		return activeProfile{}, err
 	}
-	var a activeProfile
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
-		switch {
-		case strings.HasPrefix(line, "Current active profile: "):
-			a.profile = strings.TrimSpace(strings.TrimPrefix(line, "Current active profile: "))
-		case strings.HasPrefix(line, "Preset profile: "):
-			a.preset = strings.TrimSpace(strings.TrimPrefix(line, "Preset profile: "))
-		}
-	}
-	if a.profile == "" && a.preset == "" && !strings.Contains(string(res.Stdout), "No current active profile.") {
+	a, ok := parseTunedActive(string(res.Stdout))
+	if !ok {
 		return a, fmt.Errorf("node %s: unexpected output of tuned-adm active: %q", node, res.Stdout)
 	}
 	return a, nil
