@@ -72,14 +72,14 @@ func controlHandler(sim *pvesim.Sim) http.Handler {
 // startControl serves the control listener on addr until ctx ends; it
 // returns the address it listens on.
 func startControl(ctx context.Context, addr string, sim *pvesim.Sim, stderr io.Writer) (string, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("-control: %w", err)
 	}
 	srv := &http.Server{Handler: controlHandler(sim), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(stderr, "pvesim: control:", err)
+			_, _ = fmt.Fprintln(stderr, "pvesim: control:", err)
 		}
 	}()
 	go func() {

@@ -48,9 +48,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	faultSeed := fs.Int64("fault-seed", 0, "seed of the faults' rates: the same seed and spec give the same requests the same faults")
 	control := fs.String("control", "", controlUsage)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage of pvesim:")
+		_, _ = fmt.Fprintln(fs.Output(), "Usage of pvesim:")
 		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), "\nFaults (-faults, PUT /faults on -control):\n%s\n", pvesim.FaultSpecHelp)
+		_, _ = fmt.Fprintf(fs.Output(), "\nFaults (-faults, PUT /faults on -control):\n%s\n", pvesim.FaultSpecHelp)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err

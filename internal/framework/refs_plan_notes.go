@@ -36,7 +36,7 @@ func (pd *ProviderData) PlanNote(kind, key, value string) {
 		return
 	}
 	v, _ := planNotes.LoadOrStore(pd, &noteSet{keys: map[string]string{}})
-	s := v.(*noteSet)
+	s, _ := v.(*noteSet) // only noteSets are stored
 	s.mu.Lock()
 	s.keys[kind+"\x00"+key] = value
 	s.mu.Unlock()
@@ -51,7 +51,7 @@ func (pd *ProviderData) PlanNoted(kind, key string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	s := v.(*noteSet)
+	s, _ := v.(*noteSet) // only noteSets are stored
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	val, ok := s.keys[kind+"\x00"+key]

@@ -283,10 +283,10 @@ var (
 // connection once the request was served: the write was applied, the
 // client never hears.
 func (s *Sim) dropAfter(sw *statusWriter) func() {
-	real := sw.ResponseWriter
+	orig := sw.ResponseWriter
 	sw.ResponseWriter = &discardWriter{h: http.Header{}}
 	return func() {
-		if hj, ok := real.(http.Hijacker); ok {
+		if hj, ok := orig.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				_ = conn.Close()
 				return

@@ -125,7 +125,9 @@ resource "pve_apt_repository" "lab" {
   node       = each.value.node
   handle     = each.value.handle
   enabled    = local.apt_repositories[each.value.handle]
-  depends_on = [pve_node_network_config.lab]
+  # After the join: it reissues the node's certificate, and a request
+  # through the node's own API racing it fails the fingerprint pin.
+  depends_on = [pve_node_network_config.lab, pve_cluster_node.member]
 }
 
 resource "pve_apt_repository" "ceph" {
@@ -137,5 +139,5 @@ resource "pve_apt_repository" "ceph" {
   node       = each.value.node
   handle     = each.value.handle
   enabled    = local.ceph_apt_repositories[each.value.handle]
-  depends_on = [pve_ceph_install.lab]
+  depends_on = [pve_ceph_install.lab, pve_cluster_node.member]
 }

@@ -117,7 +117,7 @@ func osdExtraDiskProblem(disks []pve.Disk, node, attr, dev string) string {
 			"holds other OSDs' DB/WAL volumes.", attr, dev, node)
 	case disk.Used == "BIOS boot" || disk.Mounted:
 		return fmt.Sprintf("%s = %q is the boot disk of %s; PVE puts block.db and block.wal only on other disks.", attr, dev, node)
-	case disk.Used != "" && disk.Used != "LVM" && !(disk.Used == "partitions" && disk.GPT):
+	case disk.Used != "" && disk.Used != "LVM" && (disk.Used != "partitions" || !disk.GPT):
 		return fmt.Sprintf("%s = %q on %s is in use (PVE reports: %s); PVE takes a free disk, or one with LVM or GPT partitions.",
 			attr, dev, node, disk.Used)
 	}

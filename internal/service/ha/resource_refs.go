@@ -45,9 +45,10 @@ func (r *haResource) planGuest(ctx context.Context, plan, config, prior *haResou
 	}
 	var guests []string
 	for _, g := range rows {
-		if g.Type == "qemu" {
+		switch g.Type {
+		case "qemu":
 			guests = append(guests, fmt.Sprintf("vm:%d", g.VMID))
-		} else if g.Type == "lxc" {
+		case "lxc":
 			guests = append(guests, fmt.Sprintf("ct:%d", g.VMID))
 		}
 	}

@@ -102,9 +102,10 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 	var nics, others []string
 	for _, in := range list.Interfaces {
 		have[in.Iface] = true
-		if in.Type == typeEth {
+		switch in.Type {
+		case typeEth:
 			nics = append(nics, in.Iface)
-		} else if in.Type == typeBond || in.Type == typeVLAN || in.Type == typeBridge {
+		case typeBond, typeVLAN, typeBridge:
 			others = append(others, in.Iface)
 		}
 	}

@@ -72,7 +72,7 @@ func TestAccNodeFile_importOptionsInvalid(t *testing.T) {
 	e := acctest.HandBuilt(t)
 	node := e.Node(t, 0)
 	for _, c := range []struct{ opts, want string }{
-		{"?restart=pve-daily-update.timer", `unknown import option "restart": valid options are reload_units, restart_units`},
+		{"?restart=pve-daily-update.timer", `unknown import option "restart": valid options are keep_on_destroy, reload_units, restart_units`},
 		{"?restart_units=pve-daily-update", `"pve-daily-update" is not a systemd unit name with its type suffix`},
 		{"?restart_units=a.timer,a.timer", `a.timer is given twice`},
 		{"?restart_units=a.timer&restart_units=b.timer", `import option "restart_units" is given 2 times`},

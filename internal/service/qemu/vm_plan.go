@@ -202,7 +202,7 @@ func vmPlanProblems(all []framework.PlannedChange, vmid int64) []vmPlanProblem {
 					"(VM → Hardware), or set destroy_disks = true and apply before destroying.", vmid, strings.Join(vmf.unused, ", "))})
 		}
 		for _, d := range disks {
-			df := d.Facts.(diskPlanFacts)
+			df, _ := d.Facts.(diskPlanFacts) // disks record diskPlanFacts
 			switch {
 			case d.Action == framework.PlanKeep:
 				out = append(out, vmPlanProblem{members: []string{vm.Label(), d.Label()}, summary: fmt.Sprintf("Unable to Delete VM %d", vmid),
@@ -224,7 +224,7 @@ func vmPlanProblems(all []framework.PlannedChange, vmid int64) []vmPlanProblem {
 	}
 	if vm != nil && vm.Action == framework.PlanKeep {
 		for _, d := range disks {
-			df := d.Facts.(diskPlanFacts)
+			df, _ := d.Facts.(diskPlanFacts) // disks record diskPlanFacts
 			if d.Action == framework.PlanDestroy && df.bootOfRunning {
 				out = append(out, vmPlanProblem{members: []string{vmLabel, d.Label()}, summary: "Unable to Delete VM disk " + d.ID,
 					detail: fmt.Sprintf("The plan detaches %s (%s), the boot disk of VM %d, which is running and stays: PVE would "+

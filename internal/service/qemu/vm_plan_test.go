@@ -133,7 +133,7 @@ func TestAccVMPlan_detachRunningBootDiskRefused(t *testing.T) {
 			Check: func(*terraform.State) error {
 				st, err := e.Client.GetVMStatus(context.Background(), n0, 100)
 				if err != nil || !st.Running() {
-					return fmt.Errorf("VM 100 not running (%v)", err)
+					return fmt.Errorf("VM 100 not running (%w)", err)
 				}
 				return nil
 			},
