@@ -130,9 +130,9 @@ resource "pve_apt_repository" "lab" {
     "${pair[0]}/${pair[1]}" => { node = pair[0], handle = pair[1] }
   }
 
-  node       = each.value.node
-  handle     = each.value.handle
-  enabled    = local.apt_repositories[each.value.handle]
+  node    = each.value.node
+  handle  = each.value.handle
+  enabled = local.apt_repositories[each.value.handle]
   # After the join: it reissues the node's certificate, and a request
   # through the node's own API racing it fails the fingerprint pin.
   depends_on = [pve_node_network_config.lab, pve_cluster_node.member]
