@@ -78,7 +78,7 @@ resource "pve_vm" "vm" {
   scsihw = "virtio-scsi-single"
   destroy_disks = true
 }
-`, node) + diskHCL("this", 0, "scsi0", `storage = "local-lvm"`, `size = "1G"`)
+`, node) + diskHCL("this", 0, "scsi0", `storage = "local-lvm"`, `size = "1G"`, `delete_on_destroy = true`)
 	config = replaceVMID(config)
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
 		Config: e.Config(config),
