@@ -109,7 +109,7 @@ func ParseDrive(s string) (Drive, error) {
 	if strings.TrimSpace(d.Volume) == "" { // a blank volume prints as a skipped part
 		return Drive{}, fmt.Errorf("drive %q has no volume", s)
 	}
-	if strings.HasPrefix(d.Volume, "=") { // "file==": printed bare it reads as a part without key
+	if strings.Contains(d.Volume, "=") { // "file=a=b": printed bare, the volume would read as a key=value part
 		return Drive{}, fmt.Errorf("drive %q: volume %q is not a volume ID or path", s, d.Volume)
 	}
 	return d, nil
