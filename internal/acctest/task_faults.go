@@ -1,0 +1,40 @@
+package acctest
+
+import (
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+)
+
+// adoptedRE is framework.WarnAdopted's summary.
+var adoptedRE = regexp.MustCompile(`Adopted .* left by its failed create task`)
+
+// TaskFaultCase is a test where a PVE task fails on the first apply of
+// config: spec (a pvesim fault spec, e.g. "task qmcreate=fail-late:1x") is
+// set before it. With wantErr that apply fails with it (the worker left
+// nothing, or the provider cleans it up next time); with nil it succeeds
+// and warns that it adopted what the failed worker left. The faults are
+// then cleared and the next apply of the same config must converge: check
+// holds after it, and resource.Test checks that the plan after each apply
+// is empty. After an adopting first apply the second plans nothing at all.
+func (e *Env) TaskFaultCase(spec, config string, wantErr *regexp.Regexp, check resource.TestCheckFunc) resource.TestCase {
+	tc := resource.TestCase{}
+	rec := RecordDiagnostics(&tc)
+	first := resource.TestStep{
+		PreConfig: func() {
+			if err := e.Sim.SetFaultSpec(spec); err != nil {
+				panic(err) // a test's own spec: a typo is the test's bug
+			}
+		},
+		Config:      config,
+		ExpectError: wantErr,
+	}
+	second := resource.TestStep{PreConfig: e.Sim.ClearFaults, Config: config, Check: check}
+	if wantErr == nil {
+		first.Check = resource.ComposeTestCheckFunc(rec.CheckApplyWarning(adoptedRE), check)
+		second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}
+	}
+	tc.Steps = []resource.TestStep{first, second}
+	return tc
+}

@@ -1,0 +1,106 @@
+package ceph_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+)
+
+// taskActions are the two ways a PVE worker fails: before its work (fail)
+// and after it (fail-late: the worker dies, what it made stays).
+var taskActions = []string{"fail", "fail-late"}
+
+// failErr is the error the first apply must fail with when the worker
+// failed before its work, nil (it adopts) when it died after it.
+func failErr(action, pattern string) *regexp.Regexp {
+	if action == "fail-late" {
+		return nil
+	}
+	return regexp.MustCompile(pattern)
+}
+
+// An OSD create whose worker fails, early or after ceph-volume made the
+// OSD, fails the first apply; the next apply converges on one OSD on the
+// disk (the one left behind is adopted, never a second one), no plan left.
+func TestAccCephOSD_createTaskFails(t *testing.T) {
+	t.Parallel()
+	for _, action := range taskActions {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			e := cephEnv(t, 60)
+			setupCeph(t, e)
+			spec := labOSDs(e)[:1]
+			tc := e.TaskFaultCase("task cephcreateosd="+action+":1x", osdConfig(e, spec...),
+				failErr(action, `Unable to Create Ceph OSD`), func(s *terraform.State) error {
+					if n := len(tree(t, e).OSDs); n != 1 {
+						return fmt.Errorf("%d OSDs in the cluster, want 1", n)
+					}
+					return checkLabOSDs(e, spec)(s)
+				})
+			tc.CheckDestroy = checkNoOSDs(e)
+			e.Run(t, tc)
+		})
+	}
+}
+
+// A pool create whose worker fails, early or after the pool was made,
+// converges on the next apply with one pool of that name.
+func TestAccCephPool_createTaskFails(t *testing.T) {
+	t.Parallel()
+	for _, action := range taskActions {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			e, node := newCephEnv(t)
+			cfg := e.Config(poolConfig(node, "  size = 3\n  min_size = 2\n"))
+			tc := e.TaskFaultCase("task cephcreatepool="+action+":1x", cfg,
+				failErr(action, `Unable to Create Ceph pool`), func(*terraform.State) error {
+					pools, err := e.Client.CephListPools(context.Background(), node)
+					if err != nil {
+						return err
+					}
+					var names []string
+					for _, p := range pools {
+						names = append(names, p.Name)
+					}
+					if strings.Join(names, ",") != "ceph" {
+						return fmt.Errorf("pools %v, want [ceph]", names)
+					}
+					return nil
+				})
+			// deletion_protection (on by default) keeps the pool at the end.
+			tc.Steps = append(tc.Steps, resource.TestStep{Config: e.Config("\nremoved {\n  from = " + poolAddr + "\n  lifecycle { destroy = false }\n}\n")})
+			e.Run(t, tc)
+		})
+	}
+}
+
+// A monitor (and a manager) create whose worker fails, early or after the
+// daemon was made, converges on the next apply with one daemon per node.
+func TestAccCephMonitorManager_createTaskFails(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		typ, action string
+		wantErr     *regexp.Regexp
+	}{
+		{"cephcreatemon", "fail", regexp.MustCompile(`Unable to Create Ceph monitor`)},
+		{"cephcreatemon", "fail-late", nil},
+		{"cephcreatemgr", "fail", regexp.MustCompile(`Unable to Create Ceph manager`)},
+		{"cephcreatemgr", "fail-late", regexp.MustCompile(`Unable to Create Ceph manager`)},
+	} {
+		t.Run(tc.typ+"-"+tc.action, func(t *testing.T) {
+			t.Parallel()
+			e := coreEnv(t)
+			cfg := e.Config(coreClusterHCL, coreMonitorHCL("z2g4a", "z2g4b"), coreManagerHCL("z2g4a", "z2g4b"))
+			c := e.TaskFaultCase("task "+tc.typ+"="+tc.action+":1x", cfg, tc.wantErr, resource.ComposeTestCheckFunc(
+				coreMonitors(e, map[string]bool{"z2g4a": true, "z2g4b": true}),
+				coreManagers(e, "z2g4a=active,z2g4b=standby")))
+			c.Steps = append(c.Steps, resource.TestStep{Config: e.Config(coreForget)})
+			e.Run(t, c)
+		})
+	}
+}

@@ -1,0 +1,95 @@
+package qemu_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
+	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
+)
+
+// checkOneVM checks the cluster holds exactly one VM, 100, unlocked: a
+// failed create left neither a duplicate nor an orphan.
+func checkOneVM(e *acctest.Env) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx := context.Background()
+		rows, err := e.Client.ClusterResources(ctx, "vm")
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for _, r := range rows {
+			ids = append(ids, r.VMID)
+		}
+		if len(ids) != 1 || ids[0] != 100 {
+			return fmt.Errorf("VMs in the cluster: %v, want [100]", ids)
+		}
+		node, err := e.Client.FindVM(ctx, 100)
+		if err != nil {
+			return err
+		}
+		cfg, err := e.Client.GetVMConfig(ctx, node, 100, false)
+		if err != nil {
+			return err
+		}
+		if l := cfg.Values["lock"]; l != "" {
+			return fmt.Errorf("VM 100 is locked (%s)", l)
+		}
+		return nil
+	}
+}
+
+// A qmcreate worker that fails (early: PVE unlinks the config) or dies
+// after writing the config (late: the VM stays) fails the first apply;
+// the next apply converges on one VM 100 and the plan after it is empty.
+func TestAccVM_createTaskFails(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, action string }{
+		{"early", "fail"}, {"late", "fail-late"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newVMEnv(t)
+			cfg := e.Config(vm100(e.Node(t, 0), vm100Net+"  started = true\n"))
+			e.Run(t, e.TaskFaultCase("task qmcreate="+tc.action+":1x", cfg,
+				regexp.MustCompile(`Unable to Create VM 100`), resource.ComposeTestCheckFunc(checkOneVM(e),
+					checkVM(e, func(_ string, cfg *pve.VMConfig, st *pve.VMStatus) error {
+						if st.Status != "running" || cfg.Values["cores"] != "4" {
+							return fmt.Errorf("VM 100: %s, cores %s", st.Status, cfg.Values["cores"])
+						}
+						return nil
+					}))))
+		})
+	}
+}
+
+// A disk create (a qmconfig worker allocating the volume) that fails,
+// early or after the volume was allocated and attached, converges on the
+// next apply: one volume in the slot, no unused leftover.
+func TestAccVMDisk_createTaskFails(t *testing.T) {
+	t.Parallel()
+	for i, action := range []string{"fail", "fail-late"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			e := diskEnv(t, pvesim.Options{TaskDuration: 5 * time.Millisecond})
+			node := e.Node(t, 0)
+			vmid := int64(9150 + i)
+			createVM(t, e, node, vmid, false)
+			cfg := e.Config(diskHCL("this", vmid, "scsi0", `storage = "local-lvm"`, `size = "2G"`, "delete_on_destroy = true"))
+			var wantErr *regexp.Regexp // fail-late: the disk is adopted
+			if action == "fail" {
+				wantErr = errorRE(`Unable to Create VM disk`)
+			}
+			e.Run(t, e.TaskFaultCase(fmt.Sprintf("task qmconfig/%d=%s:1x", vmid, action), cfg, wantErr, resource.ComposeTestCheckFunc(
+				checkVolumes(e, node, vmid, map[string][]string{"local-lvm": {fmt.Sprintf("local-lvm:vm-%d-disk-0=2G", vmid)}}),
+				checkNoUnused(e, node, vmid))))
+		})
+	}
+}
