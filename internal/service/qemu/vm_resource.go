@@ -443,20 +443,17 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		tflog.Info(ctx, "VM id taken meanwhile, allocating another", map[string]any{"vmid": vmid})
 	}
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
-		// A VM whose create task failed after PVE wrote its config is kept
-		// in the state (tainted) rather than forgotten; a VM that existed
-		// before (PVE refused the POST) is never adopted.
-		if !accepted {
+		// PVE reserves the id with a `lock: create` config before the
+		// worker and unlinks it when createfn dies (qemu-server create_vm),
+		// so after an accepted POST a config without the lock is the
+		// complete VM of a worker that died after writing it: this
+		// create's, adopted. A VM that existed before (PVE refused the
+		// POST) is never adopted.
+		if !accepted || !framework.FailedTask(err) || !vmComplete(ctx, c, node, vmid) {
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
 			return
 		}
-		if cfg, gerr := c.GetVMConfig(ctx, node, vmid, false); gerr == nil && cfg.Values["lock"] == "" {
-			var st vmResourceModel
-			st.fromConfig(node, vmid, cfg, false, nil, &plan.vmModel)
-			st.Timeouts = plan.Timeouts
-			resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
-		}
-		return
+		framework.WarnAdopted(&resp.Diagnostics, "VM", vmLabel(vmid), err)
 	}
 	if plan.Started.ValueBool() {
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
@@ -465,6 +462,12 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		}
 	}
 	r.readInto(ctx, c, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+}
+
+// vmComplete reports whether the VM's config exists without a lock.
+func vmComplete(ctx context.Context, c *pve.Client, node string, vmid int64) bool {
+	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	return err == nil && cfg.Values["lock"] == ""
 }
 
 // readInto reads the VM back into st, warning about pending changes.

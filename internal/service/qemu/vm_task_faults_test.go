@@ -46,26 +46,29 @@ func checkOneVM(e *acctest.Env) resource.TestCheckFunc {
 	}
 }
 
-// A qmcreate worker that fails (early: PVE unlinks the config) or dies
-// after writing the config (late: the VM stays) fails the first apply;
-// the next apply converges on one VM 100 and the plan after it is empty.
+// A qmcreate worker that fails early (PVE unlinks the config) fails the
+// first apply and the next creates the VM; one that dies after writing the
+// config (the VM stays, unlocked) is adopted by the first apply, which
+// starts it as planned. Either way one VM 100, and nothing left to plan.
 func TestAccVM_createTaskFails(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, action string }{
-		{"early", "fail"}, {"late", "fail-late"},
+	for _, tc := range []struct {
+		name, action string
+		wantErr      *regexp.Regexp // nil: the VM left behind is adopted
+	}{
+		{"early", "fail", regexp.MustCompile(`Unable to Create VM 100`)}, {"late", "fail-late", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newVMEnv(t)
 			cfg := e.Config(vm100(e.Node(t, 0), vm100Net+"  started = true\n"))
-			e.Run(t, e.TaskFaultCase("task qmcreate="+tc.action+":1x", cfg,
-				regexp.MustCompile(`Unable to Create VM 100`), resource.ComposeTestCheckFunc(checkOneVM(e),
-					checkVM(e, func(_ string, cfg *pve.VMConfig, st *pve.VMStatus) error {
-						if st.Status != "running" || cfg.Values["cores"] != "4" {
-							return fmt.Errorf("VM 100: %s, cores %s", st.Status, cfg.Values["cores"])
-						}
-						return nil
-					}))))
+			e.Run(t, e.TaskFaultCase("task qmcreate="+tc.action+":1x", cfg, tc.wantErr, resource.ComposeTestCheckFunc(checkOneVM(e),
+				checkVM(e, func(_ string, cfg *pve.VMConfig, st *pve.VMStatus) error {
+					if st.Status != "running" || cfg.Values["cores"] != "4" {
+						return fmt.Errorf("VM 100: %s, cores %s", st.Status, cfg.Values["cores"])
+					}
+					return nil
+				}))))
 		})
 	}
 }
