@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,64 @@ func TestAccVMDisk_createTaskFails(t *testing.T) {
 				checkVolumes(e, node, vmid, map[string][]string{"local-lvm": {fmt.Sprintf("local-lvm:vm-%d-disk-0=2G", vmid)}}),
 				checkNoUnused(e, node, vmid))))
 		})
+	}
+}
+
+// withFirst puts step before tc's steps: the VM exists before the task
+// that fails.
+func withFirst(step resource.TestStep, tc resource.TestCase) resource.TestCase {
+	tc.Steps = append([]resource.TestStep{step}, tc.Steps...)
+	return tc
+}
+
+// A start, a shutdown, a migration or a destroy of VM 100 whose task
+// fails, early (nothing happened) or late (it happened, then the worker
+// died), fails that apply; the next converges on one VM 100 in the
+// planned state, or none after the destroy.
+func TestAccVM_taskFailsOnAnUpdateOrDestroy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ typ, from, to string }{
+		{"qmstart", "  started = false\n", "  started = true\n"},
+		{"qmshutdown", "  started = true\n", "  started = false\n"},
+		{"qmigrate", "  started = true\n", "  started = true\n"},
+		{"qmdestroy", "  started = false\n", ""},
+	} {
+		for _, action := range []string{"fail", "fail-late"} {
+			t.Run(tc.typ+"-"+action, func(t *testing.T) {
+				t.Parallel()
+				e := newVMEnv(t)
+				n0, to := e.Node(t, 0), e.Node(t, 0)
+				if tc.typ == "qmigrate" {
+					to = e.Node(t, 1)
+				}
+				from := e.Config(vm100(n0, vm100Net+tc.from))
+				target, check := e.Config(vm100(to, vm100Net+tc.to)), resource.ComposeTestCheckFunc(checkOneVM(e),
+					checkVM(e, func(node string, _ *pve.VMConfig, st *pve.VMStatus) error {
+						if node != to || st.Running() != strings.Contains(tc.to, "true") {
+							return fmt.Errorf("VM 100 on %s, %s; want on %s, %s", node, st.Status, to, tc.to)
+						}
+						return nil
+					}))
+				if tc.typ == "qmdestroy" {
+					target, check = e.Config(), checkNoVMs(e)
+				}
+				e.Run(t, withFirst(resource.TestStep{Config: from},
+					e.TaskFaultCase("task "+tc.typ+"="+action+":1x", target, regexp.MustCompile(`Unable to`), check)))
+			})
+		}
+	}
+}
+
+// checkNoVMs checks the cluster holds no VM.
+func checkNoVMs(e *acctest.Env) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		rows, err := e.Client.ClusterResources(context.Background(), "vm")
+		if err != nil {
+			return err
+		}
+		if len(rows) != 0 {
+			return fmt.Errorf("VMs left: %+v", rows)
+		}
+		return nil
 	}
 }
