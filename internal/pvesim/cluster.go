@@ -663,7 +663,20 @@ func joinCluster(c *call) (any, *apiError) {
 	}
 	s.joining[node] = clusterDomain
 	s.saveLocked()
-	return s.startTaskLocked(c, "clusterjoin", "", func(t *task) (int, error) {
+	var upid string
+	// Setup::join runs assert_joinable, the login and the member's addnode
+	// inside the worker (pve-cluster API2/ClusterConfig.pm join): one that
+	// fails before them, or is stopped, has changed nothing.
+	defer func() {
+		s.setTaskUndoLocked(s.st.Nodes[node], upid, func() {
+			delete(s.joining, node)
+			if d := s.st.Domains[clusterDomain]; d != nil && d.Cluster != nil && d.Cluster.Nodes[node] != nil {
+				delete(d.Cluster.Nodes, node)
+				d.Cluster.ConfigVersion++
+			}
+		})
+	}()
+	upid = s.startTaskLocked(c, "clusterjoin", "", func(t *task) (int, error) {
 		delete(s.joining, node)
 		t.Log = append(t.Log, logs...)
 		ns := s.st.Nodes[node]
@@ -688,7 +701,8 @@ func joinCluster(c *call) (any, *apiError) {
 			delete(s.st.Domains, old)
 		}
 		return warnings, nil
-	}), nil
+	})
+	return upid, nil
 }
 
 func (s *Sim) domainInUse(key string) bool {

@@ -104,3 +104,30 @@ func TestAccCephMonitorManager_createTaskFails(t *testing.T) {
 		})
 	}
 }
+
+// An OSD or pool destroy whose task fails, early (nothing removed) or late
+// (removed, then the worker died), fails that apply; the next one
+// converges with neither left.
+func TestAccCephOSDPool_destroyTaskFails(t *testing.T) {
+	t.Parallel()
+	for _, typ := range []string{"cephdestroyosd", "cephdestroypool"} {
+		for _, action := range taskActions {
+			t.Run(typ+"-"+action, func(t *testing.T) {
+				t.Parallel()
+				var tc resource.TestCase
+				if typ == "cephdestroyosd" {
+					e := cephEnv(t, 60)
+					setupCeph(t, e)
+					tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.RootProviderConfig(), regexp.MustCompile(`Unable to Delete Ceph OSD`), checkNoOSDs(e))
+					tc.Steps = append([]resource.TestStep{{Config: osdConfig(e, labOSDs(e)[:1]...)}}, tc.Steps...)
+					e.Run(t, tc)
+					return
+				}
+				e, node := newCephEnv(t)
+				tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(), regexp.MustCompile(`Unable to Delete Ceph pool`), checkPoolGone(e, node, "ceph"))
+				tc.Steps = append([]resource.TestStep{{Config: e.Config(poolConfig(node, "  size = 3\n  min_size = 2\n  deletion_protection = false\n"))}}, tc.Steps...)
+				e.Run(t, tc)
+			})
+		}
+	}
+}

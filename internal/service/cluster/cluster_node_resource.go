@@ -199,8 +199,16 @@ func (r *clusterNodeResource) Create(ctx context.Context, req resource.CreateReq
 	unlock()
 	r.PD.ClusterChanged()
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Join", "node", node+" to the cluster", err)
-		return
+		// join checked the node standalone before the task: a failed task
+		// after which the cluster lists it online died after finish_join
+		// (the node switched to the cluster's files): this join's, adopted.
+		// A node only added to corosync.conf (finish_join failed) is not
+		// online and is not adopted.
+		if !framework.FailedTask(err) || !onlineMember(ctx, r.PD.Client, node) {
+			framework.AddUnable(&resp.Diagnostics, "Join", "node", node+" to the cluster", err)
+			return
+		}
+		framework.WarnAdopted(&resp.Diagnostics, "cluster node", node, err)
 	}
 	state, found, d := r.read(ctx, node)
 	resp.Diagnostics.Append(d...)
