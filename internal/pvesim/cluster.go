@@ -563,7 +563,7 @@ func joinCluster(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("%s", msg)
 		}), nil
 	}
-	if s.joining[node] != "" {
+	if s.joinRunningLocked(node) {
 		// The second join waits for the first one's lock and then finds
 		// the node clustered.
 		logf("detected the following error(s):")
@@ -658,10 +658,6 @@ func joinCluster(c *call) (any, *apiError) {
 	}
 	logf("Join request OK, finishing setup locally")
 	clusterDomain := mns.Domain
-	if s.joining == nil {
-		s.joining = map[string]string{}
-	}
-	s.joining[node] = clusterDomain
 	s.saveLocked()
 	var upid string
 	// Setup::join runs assert_joinable, the login and the member's addnode
@@ -669,7 +665,6 @@ func joinCluster(c *call) (any, *apiError) {
 	// fails before them, or is stopped, has changed nothing.
 	defer func() {
 		s.setTaskUndoLocked(s.st.Nodes[node], upid, func() {
-			delete(s.joining, node)
 			if d := s.st.Domains[clusterDomain]; d != nil && d.Cluster != nil && d.Cluster.Nodes[node] != nil {
 				delete(d.Cluster.Nodes, node)
 				d.Cluster.ConfigVersion++
@@ -677,7 +672,6 @@ func joinCluster(c *call) (any, *apiError) {
 		})
 	}()
 	upid = s.startTaskLocked(c, "clusterjoin", "", func(t *task) (int, error) {
-		delete(s.joining, node)
 		t.Log = append(t.Log, logs...)
 		ns := s.st.Nodes[node]
 		d := s.st.Domains[clusterDomain]
@@ -703,6 +697,18 @@ func joinCluster(c *call) (any, *apiError) {
 		return warnings, nil
 	})
 	return upid, nil
+}
+
+// joinRunningLocked reports whether a clusterjoin worker runs on node: it
+// holds the local cluster lock a second join waits for (a killed one
+// released it with its death).
+func (s *Sim) joinRunningLocked(node string) bool {
+	for _, t := range s.st.Nodes[node].Tasks {
+		if t.Type == "clusterjoin" && t.Status == "running" {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sim) domainInUse(key string) bool {

@@ -53,3 +53,34 @@ func TestAccCluster_createJoinTaskFails(t *testing.T) {
 		}
 	}
 }
+
+// A join worker killed after the member's addnode leaves the node in the
+// cluster's corosync.conf but standalone: the provider removes it from
+// corosync.conf (the cluster keeps quorum with two members up) and fails;
+// the next apply joins it. In a cluster of one it cannot (no quorum: the
+// half-joined node is an expected vote) and says what to run.
+func TestAccClusterNode_joinTaskKilled(t *testing.T) {
+	t.Parallel()
+	for _, members := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d-members", members), func(t *testing.T) {
+			t.Parallel()
+			e := acctest.NewStandalone(t)
+			labAddresses(t, e, "z2g4a", "z2g4b", "z2g4c")
+			first := e.Config(clusterConfig, nodeConfig("z2g4b", 1))
+			cfg := e.Config(clusterConfig, nodeConfig("z2g4b", 1), nodeConfig("z2g4c", 2))
+			if members == 1 {
+				first, cfg = e.Config(clusterConfig), first
+				e.Run(t, resource.TestCase{Steps: []resource.TestStep{{Config: first}, {
+					PreConfig:   func() { _ = e.Sim.SetFaultSpec("task clusterjoin=kill:1x") },
+					Config:      cfg,
+					ExpectError: regexp.MustCompile(`(?s)never\s+switched\s+to\s+the\s+cluster;\s+removing\s+it\s+failed.*no\s+quorum.*pvecm\s+delnode\s+z2g4b`),
+				}, {Config: e.Config(forget)}}})
+				return
+			}
+			tc := e.TaskFaultCase("task clusterjoin=kill:1x", cfg,
+				regexp.MustCompile(`(?s)Unable to Join node z2g4c.*unexpected status.*the\s+provider\s+removed\s+it\s+from\s+corosync.conf`), checkLab(e, 3))
+			tc.Steps = append([]resource.TestStep{{Config: first}}, append(tc.Steps, resource.TestStep{Config: e.Config(forget)})...)
+			e.Run(t, tc)
+		})
+	}
+}

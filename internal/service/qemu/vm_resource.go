@@ -449,11 +449,23 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		// complete VM of a worker that died after writing it: this
 		// create's, adopted. A VM that existed before (PVE refused the
 		// POST) is never adopted.
-		if !accepted || !framework.FailedTask(err) || !vmComplete(ctx, c, node, vmid) {
+		// A config still locked 'create' is the half VM of a worker killed
+		// before it wrote the config (no cleanup ran): removed, so the
+		// next apply creates the VM.
+		if !accepted || !framework.FailedTask(err) {
 			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
 			return
 		}
-		framework.WarnAdopted(&resp.Diagnostics, "VM", vmLabel(vmid), err)
+		switch lock, found := vmLock(ctx, c, node, vmid); {
+		case found && lock == "":
+			framework.WarnAdopted(&resp.Diagnostics, "VM", vmLabel(vmid), err)
+		case found && lock == "create":
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), fmt.Errorf("%w\n\n%s", err, removeReservedVM(ctx, c, node, vmid)))
+			return
+		default:
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
+			return
+		}
 	}
 	if plan.Started.ValueBool() {
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
@@ -464,10 +476,29 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 	r.readInto(ctx, c, node, vmid, &plan, &resp.State, &resp.Diagnostics)
 }
 
-// vmComplete reports whether the VM's config exists without a lock.
-func vmComplete(ctx context.Context, c *pve.Client, node string, vmid int64) bool {
+// vmLock returns the VM's config lock and whether the config exists.
+func vmLock(ctx context.Context, c *pve.Client, node string, vmid int64) (string, bool) {
 	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
-	return err == nil && cfg.Values["lock"] == ""
+	if err != nil {
+		return "", false
+	}
+	return cfg.Values["lock"], true
+}
+
+// removeReservedVM destroys the config a killed create worker left locked
+// 'create' (only root@pam may skip the lock) and says what it did, or how
+// to do it by hand.
+func removeReservedVM(ctx context.Context, c *pve.Client, node string, vmid int64) string {
+	by := fmt.Sprintf("Remove it on node %s (qm destroy %d --skiplock --purge) and apply again.", node, vmid)
+	if !c.IsRootTicket() {
+		return fmt.Sprintf("The create task left VM %d's config locked 'create' (the worker was killed before it wrote the config); "+
+			"PVE lets only root@pam destroy a locked VM. %s", vmid, by)
+	}
+	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteReservedVM(ctx, node, vmid) }); err != nil {
+		return fmt.Sprintf("The create task left VM %d's config locked 'create', and removing it failed: %v. %s", vmid, err, by)
+	}
+	return fmt.Sprintf("The create task left VM %d's config locked 'create' (the worker was killed before it wrote the config); "+
+		"the provider removed it, so the next apply creates the VM.", vmid)
 }
 
 // readInto reads the VM back into st, warning about pending changes.

@@ -98,6 +98,46 @@ func TestAccVMDisk_createTaskFails(t *testing.T) {
 	}
 }
 
+// A qmcreate worker killed before it wrote the config leaves the config
+// PVE reserved the id with, locked 'create': the provider removes it
+// (root@pam may skip the lock) and fails the apply; the next creates the
+// VM. With a token it cannot, and says how.
+func TestAccVM_createTaskKilled(t *testing.T) {
+	t.Parallel()
+	e := newVMEnv(t)
+	cfg := vm100(e.Node(t, 0), vm100Net)
+	tc := e.TaskFaultCase("task qmcreate=kill:1x", e.RootProviderConfig()+cfg,
+		regexp.MustCompile(`(?s)Unable to Create VM 100.*unexpected status.*locked 'create'.*the provider\s+removed it`), checkOneVM(e))
+	tc.Steps = append([]resource.TestStep{{
+		PreConfig: func() {
+			if err := e.Sim.SetFaultSpec("task qmcreate=kill:1x"); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Config:      e.Config(cfg),
+		ExpectError: regexp.MustCompile(`(?s)locked 'create'.*only root@pam.*qm destroy 100 --skiplock`),
+	}, {
+		// Left locked: the token cannot create over it.
+		PreConfig: func() {
+			e.Sim.ClearFaults()
+			node, err := e.Client.FindVM(context.Background(), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.RootClient(t).CheckVMIDFree(context.Background(), 100); err == nil {
+				t.Fatalf("VM 100 is gone from %s", node)
+			}
+			upid, err := e.RootClient(t).DeleteReservedVM(context.Background(), node, 100)
+			if _, err := e.RootClient(t).Await(context.Background(), upid, err); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Config: e.Config(cfg),
+		Check:  checkOneVM(e),
+	}, {Config: e.Config(), Check: checkNoVMs(e)}}, tc.Steps...)
+	e.Run(t, tc)
+}
+
 // withFirst puts step before tc's steps: the VM exists before the task
 // that fails.
 func withFirst(step resource.TestStep, tc resource.TestCase) resource.TestCase {
