@@ -196,3 +196,35 @@ func checkNoVMs(e *acctest.Env) resource.TestCheckFunc {
 		return nil
 	}
 }
+
+// A disk resize or move to another storage whose task fails, early or
+// late, fails the apply; the next converges on one volume of the planned
+// size on the planned storage, nothing unused left.
+func TestAccVMDisk_updateTaskFails(t *testing.T) {
+	t.Parallel()
+	for i, tc := range []struct{ typ, storage, size string }{
+		{"resize", "local-lvm", "4G"}, {"qmmove", "images", "2G"},
+	} {
+		for j, action := range []string{"fail", "fail-late"} {
+			t.Run(tc.typ+"-"+action, func(t *testing.T) {
+				t.Parallel()
+				e := diskEnv(t, pvesim.Options{TaskDuration: 5 * time.Millisecond})
+				addDirStorage(e, "images")
+				node := e.Node(t, 0)
+				vmid := int64(9160 + 2*i + j)
+				createVM(t, e, node, vmid, false)
+				disk := func(storage, size string) string {
+					return e.Config(diskHCL("this", vmid, "scsi0", fmt.Sprintf("storage = %q", storage), fmt.Sprintf("size = %q", size), "delete_on_destroy = true"))
+				}
+				vol := fmt.Sprintf("local-lvm:vm-%d-disk-0=%s", vmid, tc.size)
+				want := map[string][]string{"local-lvm": {vol}, "images": nil}
+				if tc.storage == "images" {
+					want = map[string][]string{"local-lvm": nil, "images": {fmt.Sprintf("images:%d/vm-%d-disk-0.qcow2=%s", vmid, vmid, tc.size)}}
+				}
+				e.Run(t, withFirst(resource.TestStep{Config: disk("local-lvm", "2G")},
+					e.TaskFaultCase(fmt.Sprintf("task %s/%d=%s:1x", tc.typ, vmid, action), disk(tc.storage, tc.size),
+						errorRE(`Unable to Update VM disk`), resource.ComposeTestCheckFunc(checkVolumes(e, node, vmid, want), checkNoUnused(e, node, vmid)))))
+			})
+		}
+	}
+}
