@@ -38,3 +38,17 @@ func (e *Env) TaskFaultCase(spec, config string, wantErr *regexp.Regexp, check r
 	tc.Steps = []resource.TestStep{first, second}
 	return tc
 }
+
+// TaskActions are the two ways a PVE worker fails: before its work (fail)
+// and after it (fail-late: the worker dies, what it made stays).
+var TaskActions = []string{"fail", "fail-late"}
+
+// ErrUnlessAdopted is TaskFaultCase's wantErr for a create: the error
+// (pattern) when the worker failed before its work, nil after it, when
+// the create adopts what the worker left.
+func ErrUnlessAdopted(action, pattern string) *regexp.Regexp {
+	if action == "fail-late" {
+		return nil
+	}
+	return regexp.MustCompile(pattern)
+}

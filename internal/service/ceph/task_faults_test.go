@@ -10,35 +10,23 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
-
-// taskActions are the two ways a PVE worker fails: before its work (fail)
-// and after it (fail-late: the worker dies, what it made stays).
-var taskActions = []string{"fail", "fail-late"}
-
-// failErr is the error the first apply must fail with when the worker
-// failed before its work, nil (it adopts) when it died after it.
-func failErr(action, pattern string) *regexp.Regexp {
-	if action == "fail-late" {
-		return nil
-	}
-	return regexp.MustCompile(pattern)
-}
 
 // An OSD create whose worker fails, early or after ceph-volume made the
 // OSD, fails the first apply; the next apply converges on one OSD on the
 // disk (the one left behind is adopted, never a second one), no plan left.
 func TestAccCephOSD_createTaskFails(t *testing.T) {
 	t.Parallel()
-	for _, action := range taskActions {
+	for _, action := range acctest.TaskActions {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()
 			e := cephEnv(t, 60)
 			setupCeph(t, e)
 			spec := labOSDs(e)[:1]
 			tc := e.TaskFaultCase("task cephcreateosd="+action+":1x", osdConfig(e, spec...),
-				failErr(action, `Unable to Create Ceph OSD`), func(s *terraform.State) error {
+				acctest.ErrUnlessAdopted(action, `Unable to Create Ceph OSD`), func(s *terraform.State) error {
 					if n := len(tree(t, e).OSDs); n != 1 {
 						return fmt.Errorf("%d OSDs in the cluster, want 1", n)
 					}
@@ -54,13 +42,13 @@ func TestAccCephOSD_createTaskFails(t *testing.T) {
 // converges on the next apply with one pool of that name.
 func TestAccCephPool_createTaskFails(t *testing.T) {
 	t.Parallel()
-	for _, action := range taskActions {
+	for _, action := range acctest.TaskActions {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()
 			e, node := newCephEnv(t)
 			cfg := e.Config(poolConfig(node, "  size = 3\n  min_size = 2\n"))
 			tc := e.TaskFaultCase("task cephcreatepool="+action+":1x", cfg,
-				failErr(action, `Unable to Create Ceph pool`), func(*terraform.State) error {
+				acctest.ErrUnlessAdopted(action, `Unable to Create Ceph pool`), func(*terraform.State) error {
 					pools, err := e.Client.CephListPools(context.Background(), node)
 					if err != nil {
 						return err
@@ -113,7 +101,7 @@ func TestAccCephMonitorManager_createTaskFails(t *testing.T) {
 func TestAccCephOSDPool_destroyTaskFails(t *testing.T) {
 	t.Parallel()
 	for _, typ := range []string{"cephdestroyosd", "cephdestroypool"} {
-		for _, action := range taskActions {
+		for _, action := range acctest.TaskActions {
 			t.Run(typ+"-"+action, func(t *testing.T) {
 				t.Parallel()
 				var tc resource.TestCase
@@ -139,7 +127,7 @@ func TestAccCephOSDPool_destroyTaskFails(t *testing.T) {
 func TestAccCephDaemonsPoolFlags_taskFails(t *testing.T) {
 	t.Parallel()
 	for _, typ := range []string{"cephdestroymon", "cephdestroymgr", "cephsetpool", "cephsetflags"} {
-		for _, action := range taskActions {
+		for _, action := range acctest.TaskActions {
 			t.Run(typ+"-"+action, func(t *testing.T) {
 				t.Parallel()
 				spec := "task " + typ + "=" + action + ":1x"

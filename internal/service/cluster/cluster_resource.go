@@ -233,7 +233,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	// in a cluster of this name died after writing corosync.conf (the
 	// worker's last step restarts corosync and pmxcfs, pve-cluster
 	// API2/ClusterConfig.pm create): this create's, adopted.
-	if err != nil && !(framework.FailedTask(err) && clusteredAs(ctx, c, name)) {
+	if err != nil && (!framework.FailedTask(err) || !clusteredAs(ctx, c, name)) {
 		framework.AddUnable(&resp.Diagnostics, "Create", "cluster", name, err)
 		return
 	}

@@ -23,8 +23,11 @@ func checkLab(e *acctest.Env, members int) resource.TestCheckFunc {
 			return fmt.Errorf("cluster status %+v, want lab with %d members", st, members)
 		}
 		nodes, err := e.Client.ClusterConfigNodes(context.Background())
-		if err != nil || len(nodes) != members {
-			return fmt.Errorf("corosync nodes %v (%v), want %d", nodes, err, members)
+		if err != nil {
+			return err
+		}
+		if len(nodes) != members {
+			return fmt.Errorf("corosync nodes %v, want %d", nodes, members)
 		}
 		return nil
 	}
@@ -37,16 +40,13 @@ func checkLab(e *acctest.Env, members int) resource.TestCheckFunc {
 func TestAccCluster_createJoinTaskFails(t *testing.T) {
 	t.Parallel()
 	for _, typ := range []string{"clustercreate", "clusterjoin"} {
-		for _, action := range []string{"fail", "fail-late"} {
+		for _, action := range acctest.TaskActions {
 			t.Run(typ+"-"+action, func(t *testing.T) {
 				t.Parallel()
 				e := acctest.NewStandalone(t)
 				labAddresses(t, e, "z2g4a", "z2g4b")
-				var wantErr *regexp.Regexp
-				if action == "fail" {
-					wantErr = regexp.MustCompile(`Unable to (Create cluster|Join node)`)
-				}
-				tc := e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(clusterConfig, nodeConfig("z2g4b", 1)), wantErr, checkLab(e, 2))
+				tc := e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(clusterConfig, nodeConfig("z2g4b", 1)),
+					acctest.ErrUnlessAdopted(action, `Unable to (Create cluster|Join node)`), checkLab(e, 2))
 				tc.Steps = append(tc.Steps, resource.TestStep{Config: e.Config(forget)})
 				e.Run(t, tc)
 			})

@@ -17,7 +17,7 @@ import (
 // vmbr45, active, nothing staged.
 func TestAccNodeNetwork_reloadTaskFails(t *testing.T) {
 	t.Parallel()
-	for _, action := range []string{"fail", "fail-late"} {
+	for _, action := range acctest.TaskActions {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()
 			e := acctest.New(t)

@@ -340,7 +340,7 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 // a volume on storage.
 func slotOnStorage(ctx context.Context, c *pve.Client, node string, vmid int64, slot, storage string) bool {
 	st, err := readSlot(ctx, c, node, vmid, slot)
-	if err != nil || !(st.HasCurrent || st.HasEffective) {
+	if err != nil || (!st.HasCurrent && !st.HasEffective) {
 		return false
 	}
 	return strings.HasPrefix(st.Effective.Volume, storage+":")

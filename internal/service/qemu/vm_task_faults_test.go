@@ -79,7 +79,7 @@ func TestAccVM_createTaskFails(t *testing.T) {
 // next apply: one volume in the slot, no unused leftover.
 func TestAccVMDisk_createTaskFails(t *testing.T) {
 	t.Parallel()
-	for i, action := range []string{"fail", "fail-late"} {
+	for i, action := range acctest.TaskActions {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()
 			e := diskEnv(t, pvesim.Options{TaskDuration: 5 * time.Millisecond})
@@ -87,11 +87,7 @@ func TestAccVMDisk_createTaskFails(t *testing.T) {
 			vmid := int64(9150 + i)
 			createVM(t, e, node, vmid, false)
 			cfg := e.Config(diskHCL("this", vmid, "scsi0", `storage = "local-lvm"`, `size = "2G"`, "delete_on_destroy = true"))
-			var wantErr *regexp.Regexp // fail-late: the disk is adopted
-			if action == "fail" {
-				wantErr = errorRE(`Unable to Create VM disk`)
-			}
-			e.Run(t, e.TaskFaultCase(fmt.Sprintf("task qmconfig/%d=%s:1x", vmid, action), cfg, wantErr, resource.ComposeTestCheckFunc(
+			e.Run(t, e.TaskFaultCase(fmt.Sprintf("task qmconfig/%d=%s:1x", vmid, action), cfg, acctest.ErrUnlessAdopted(action, `Unable to Create VM disk`), resource.ComposeTestCheckFunc(
 				checkVolumes(e, node, vmid, map[string][]string{"local-lvm": {fmt.Sprintf("local-lvm:vm-%d-disk-0=2G", vmid)}}),
 				checkNoUnused(e, node, vmid))))
 		})
@@ -157,7 +153,7 @@ func TestAccVM_taskFailsOnAnUpdateOrDestroy(t *testing.T) {
 		{"qmigrate", "  started = true\n", "  started = true\n"},
 		{"qmdestroy", "  started = false\n", ""},
 	} {
-		for _, action := range []string{"fail", "fail-late"} {
+		for _, action := range acctest.TaskActions {
 			t.Run(tc.typ+"-"+action, func(t *testing.T) {
 				t.Parallel()
 				e := newVMEnv(t)
@@ -205,7 +201,7 @@ func TestAccVMDisk_updateTaskFails(t *testing.T) {
 	for i, tc := range []struct{ typ, storage, size string }{
 		{"resize", "local-lvm", "4G"}, {"qmmove", "images", "2G"},
 	} {
-		for j, action := range []string{"fail", "fail-late"} {
+		for j, action := range acctest.TaskActions {
 			t.Run(tc.typ+"-"+action, func(t *testing.T) {
 				t.Parallel()
 				e := diskEnv(t, pvesim.Options{TaskDuration: 5 * time.Millisecond})

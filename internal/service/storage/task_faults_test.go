@@ -31,11 +31,7 @@ func TestAccNodeDiskStorage_createTaskFails(t *testing.T) {
 				use = "LVM"
 				cfg = fmt.Sprintf("resource \"pve_node_lvmthin\" \"fast\" {\n  node = %q\n  name = \"fast\"\n  device = %q\n  destroy_data = true\n}\n", node, disks[0])
 			}
-			var wantErr *regexp.Regexp // fail-late: the pool is adopted
-			if tc.action == "fail" {
-				wantErr = regexp.MustCompile(`Unable to Create`)
-			}
-			e.Run(t, e.TaskFaultCase("task "+tc.typ+"="+tc.action+":1x", e.Config(cfg), wantErr, resource.ComposeTestCheckFunc(
+			e.Run(t, e.TaskFaultCase("task "+tc.typ+"="+tc.action+":1x", e.Config(cfg), acctest.ErrUnlessAdopted(tc.action, `Unable to Create`), resource.ComposeTestCheckFunc(
 				checkDiskUse(e, node, disks[0], use),
 				func(*terraform.State) error {
 					n, err := poolsNamed(e, node, tc.typ, "fast")
@@ -54,7 +50,7 @@ func TestAccNodeDiskStorage_createTaskFails(t *testing.T) {
 func TestAccNodeDiskStorage_removeTaskFails(t *testing.T) {
 	t.Parallel()
 	for _, typ := range []string{"lvmthinremove", "zfsremove"} {
-		for _, action := range []string{"fail", "fail-late"} {
+		for _, action := range acctest.TaskActions {
 			t.Run(typ+"-"+action, func(t *testing.T) {
 				t.Parallel()
 				e, node, disks := disksEnv(t)
