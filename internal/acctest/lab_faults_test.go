@@ -51,9 +51,10 @@ var labFaultMatrix = []labFaultCase{
 	// sent again blindly): at most two per case, so the re-run converges.
 	{name: "drop-before-writes", spec: "write **=drop-before:5%:2x", seed: 3},
 	{name: "drop-after-writes", spec: "write **=drop-after:5%:2x", seed: 4},
-	// Each create done but its answer lost: the next apply must find the
-	// object, not create a second one or fail on "already exists".
-	{name: "drop-after-creates", spec: labCreates("drop-after:1x")},
+	// Creates done but their answers lost, half of them, continuing: the
+	// provider follows each create's task or finds its object, never
+	// creates a second one or fails on "already exists".
+	{name: "drop-after-creates", spec: labCreates("drop-after:50%"), seed: 5},
 	// Each create dropped before PVE acted: the apply fails (the effect is
 	// unknown to the provider), nothing is adopted, the re-run creates.
 	// After the faults: a create the first apply did not reach (the pool
@@ -138,15 +139,21 @@ func runLabFaultCase(t *testing.T, tc labFaultCase) {
 	lab.CheckStateMatchesSim()
 }
 
-// faultCounts summarises the faulted requests: "12 (error 10, lock 2)".
+// faultCounts summarises the faulted requests: "12 (error 10, lock 2)",
+// and names them when there are a few.
 func faultCounts(reqs []pvesim.Request) string {
 	by := map[string]int{}
+	var which []string
 	n := 0
 	for _, r := range reqs {
 		if r.Fault != "" {
 			by[r.Fault]++
 			n++
+			which = append(which, r.Method+" "+r.Path+" "+r.Fault)
 		}
+	}
+	if n > 0 && n <= 6 {
+		return fmt.Sprintf("%d: %s", n, strings.Join(which, ", "))
 	}
 	var kinds []string
 	for k, c := range by {
