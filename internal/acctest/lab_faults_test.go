@@ -46,15 +46,18 @@ type labFaultCase struct {
 var labFaultMatrix = []labFaultCase{
 	{name: "none", spec: ""},
 	{name: "5xx-reads", spec: "read **=5xx:20%", seed: 1},
-	{name: "lock-writes", spec: "write **=lock:10%", seed: 2},
+	// Lock timeouts on requests and in the workers that lock first
+	// (VM config, disk manage for OSDs, ceph.conf for monitors).
+	{name: "lock-writes", spec: "write **=lock:10%; task *=lock:10%", seed: 2},
 	// A dropped write's effect is unknown, so it fails the apply (never
 	// sent again blindly): at most two per case, so the re-run converges.
 	{name: "drop-before-writes", spec: "write **=drop-before:5%:2x", seed: 3},
 	{name: "drop-after-writes", spec: "write **=drop-after:5%:2x", seed: 4},
-	// Creates done but their answers lost, half of them, continuing: the
-	// provider follows each create's task or finds its object, never
-	// creates a second one or fails on "already exists".
-	{name: "drop-after-creates", spec: labCreates("drop-after:50%"), seed: 5},
+	// Creates done but their answers lost: the first of each kind, then
+	// half the OSDs', continuing. The provider follows each create's task
+	// or finds its object, never creates a second one or fails on
+	// "already exists".
+	{name: "drop-after-creates", spec: labCreates("drop-after:1x") + "; POST /nodes/*/ceph/osd=drop-after:50%", seed: 5},
 	// Each create dropped before PVE acted: the apply fails (the effect is
 	// unknown to the provider), nothing is adopted, the re-run creates.
 	// After the faults: a create the first apply did not reach (the pool
@@ -65,8 +68,8 @@ var labFaultMatrix = []labFaultCase{
 	{name: "ssh-down-z2g4b", spec: "ssh z2g4b=down", afterFaults: true, firstApplyFails: true, firstErrorsName: []string{"z2g4b", "ssh"}},
 }
 
-// labCreates is a fault spec giving action to the first create of each
-// kind of object the reference lab creates with a POST.
+// labCreates is a fault spec giving action (with its modifiers) to the
+// POSTs creating each kind of object the reference lab has.
 func labCreates(action string) string {
 	var rules []string
 	for _, p := range []string{"/nodes/*/qemu", "/nodes/*/ceph/osd", "/nodes/*/ceph/pool", "/storage", "/cluster/ha/resources"} {
