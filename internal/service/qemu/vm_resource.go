@@ -433,7 +433,11 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		}
 		tflog.Info(ctx, "creating VM", map[string]any{"vmid": vmid, "node": node})
 		_, err = c.AwaitVMTask(ctx, func() (string, error) {
-			upid, perr := c.CreateVM(ctx, node, vmid, opts)
+			// A lost answer is followed through the task it started, never
+			// re-POSTed: the second create would meet "already exists".
+			upid, perr := c.StartTask(ctx, node, "qmcreate", strconv.FormatInt(vmid, 10), func() (string, error) {
+				return c.CreateVM(ctx, node, vmid, opts)
+			})
 			accepted = accepted || perr == nil
 			return upid, perr
 		})
@@ -447,11 +451,10 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		// worker and unlinks it when createfn dies (qemu-server create_vm),
 		// so after an accepted POST a config without the lock is the
 		// complete VM of a worker that died after writing it: this
-		// create's, adopted. A VM that existed before (PVE refused the
-		// POST) is never adopted.
-		// A config still locked 'create' is the half VM of a worker killed
-		// before it wrote the config (no cleanup ran): removed, so the
-		// next apply creates the VM.
+		// create's, adopted; one still locked 'create' is the half VM of a
+		// worker killed before it wrote the config (no cleanup ran):
+		// removed, so the next apply creates the VM. A VM that existed
+		// before (PVE refused the POST) is never touched.
 		if !accepted || !framework.FailedTask(err) {
 			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
 			return
@@ -469,7 +472,9 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 	}
 	if plan.Started.ValueBool() {
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
-		if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.StartVM(ctx, node, vmid) }); err != nil {
+		if _, err := c.AwaitVMTask(ctx, func() (string, error) {
+			return c.StartTask(ctx, node, "qmstart", strconv.FormatInt(vmid, 10), func() (string, error) { return c.StartVM(ctx, node, vmid) })
+		}); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
 		}
 	}
