@@ -7,14 +7,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 )
 
-// adoptedRE is framework.WarnAdopted's summary.
-var adoptedRE = regexp.MustCompile(`Adopted .* left by its failed create task`)
+// adoptedRE is the summary of framework.WarnAdopted, or of a VM power
+// change whose task failed after the change.
+var adoptedRE = regexp.MustCompile(`Adopted .* left by its failed create task|VM \d+ (runs|is stopped) although its task failed`)
 
 // TaskFaultCase is a test where a PVE task fails on the first apply of
 // config: spec (a pvesim fault spec, e.g. "task qmcreate=fail-late:1x") is
 // set before it. With wantErr that apply fails with it (the worker left
 // nothing, or the provider cleans it up next time); with nil it succeeds
-// and warns that it adopted what the failed worker left. The faults are
+// and warns that it adopted what the failed worker left (or, for a VM's
+// start or shutdown, that the VM is as planned). The faults are
 // then cleared and the next apply of the same config must converge: check
 // holds after it, and resource.Test checks that the plan after each apply
 // is empty. After an adopting first apply the second plans nothing at all.

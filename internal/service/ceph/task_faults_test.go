@@ -69,8 +69,9 @@ func TestAccCephPool_createTaskFails(t *testing.T) {
 	}
 }
 
-// A monitor (and a manager) create whose worker fails, early or after the
-// daemon was made, converges on the next apply with one daemon per node.
+// A monitor (and a manager) create whose worker fails early fails the apply
+// and the next creates it; one that died after the daemon was made is
+// adopted by that apply. One daemon per node either way.
 func TestAccCephMonitorManager_createTaskFails(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -80,7 +81,7 @@ func TestAccCephMonitorManager_createTaskFails(t *testing.T) {
 		{"cephcreatemon", "fail", regexp.MustCompile(`Unable to Create Ceph monitor`)},
 		{"cephcreatemon", "fail-late", nil},
 		{"cephcreatemgr", "fail", regexp.MustCompile(`Unable to Create Ceph manager`)},
-		{"cephcreatemgr", "fail-late", regexp.MustCompile(`Unable to Create Ceph manager`)},
+		{"cephcreatemgr", "fail-late", nil},
 	} {
 		t.Run(tc.typ+"-"+tc.action, func(t *testing.T) {
 			t.Parallel()

@@ -474,11 +474,29 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
 		if _, err := c.AwaitVMTask(ctx, func() (string, error) {
 			return c.StartTask(ctx, node, "qmstart", strconv.FormatInt(vmid, 10), func() (string, error) { return c.StartVM(ctx, node, vmid) })
-		}); err != nil {
+		}); err != nil && !powerReachedAfterFailure(ctx, c, node, vmid, true, err, &resp.Diagnostics) {
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
 		}
 	}
 	r.readInto(ctx, c, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+}
+
+// powerReachedAfterFailure reports whether a start or shutdown whose task
+// failed (err) left the VM as asked all the same (its worker died after
+// the VM came up or went down), and then warns: that is the state the
+// plan wanted, not a failure to tell as one.
+func powerReachedAfterFailure(ctx context.Context, c *pve.Client, node string, vmid int64, run bool, err error, diags *diag.Diagnostics) bool {
+	if !framework.FailedTask(err) {
+		return false
+	}
+	st, serr := c.GetVMStatus(ctx, node, vmid)
+	if serr != nil || st.Running() != run {
+		return false
+	}
+	what := map[bool]string{true: "runs", false: "is stopped"}[run]
+	diags.AddWarning(fmt.Sprintf("VM %d %s although its task failed", vmid, what),
+		fmt.Sprintf("PVE's task failed after the VM's state changed: the VM %s as planned.\n\n%v", what, err))
+	return true
 }
 
 // vmLock returns the VM's config lock and whether the config exists.
@@ -691,7 +709,8 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 		return
 	}
 	if !plan.Started.Equal(state.Started) || plan.Started.ValueBool() {
-		if err := setPower(ctx, c, node, vmid, plan.Started.ValueBool()); err != nil {
+		if err := setPower(ctx, c, node, vmid, plan.Started.ValueBool()); err != nil &&
+			!powerReachedAfterFailure(ctx, c, node, vmid, plan.Started.ValueBool(), err, &resp.Diagnostics) {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
 		}
 	}

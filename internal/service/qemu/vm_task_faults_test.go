@@ -50,7 +50,9 @@ func checkOneVM(e *acctest.Env) resource.TestCheckFunc {
 // A qmcreate worker that fails early (PVE unlinks the config) fails the
 // first apply and the next creates the VM; one that dies after writing the
 // config (the VM stays, unlocked) is adopted by the first apply, which
-// starts it as planned. Either way one VM 100, and nothing left to plan.
+// starts it as planned. A start that fails early fails the apply (the VM
+// is tainted and replaced); one that died after the VM came up is taken
+// as done. Either way one VM 100, running, and nothing left to plan.
 func TestAccVM_createTaskFails(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -58,12 +60,17 @@ func TestAccVM_createTaskFails(t *testing.T) {
 		wantErr      *regexp.Regexp // nil: the VM left behind is adopted
 	}{
 		{"early", "fail", regexp.MustCompile(`Unable to Create VM 100`)}, {"late", "fail-late", nil},
+		{"start-early", "fail", regexp.MustCompile(`Unable to Start VM 100`)}, {"start-late", "fail-late", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newVMEnv(t)
 			cfg := e.Config(vm100(e.Node(t, 0), vm100Net+"  started = true\n"))
-			e.Run(t, e.TaskFaultCase("task qmcreate="+tc.action+":1x", cfg, tc.wantErr, resource.ComposeTestCheckFunc(checkOneVM(e),
+			typ := "qmcreate"
+			if strings.HasPrefix(tc.name, "start") {
+				typ = "qmstart"
+			}
+			e.Run(t, e.TaskFaultCase("task "+typ+"="+tc.action+":1x", cfg, tc.wantErr, resource.ComposeTestCheckFunc(checkOneVM(e),
 				checkVM(e, func(_ string, cfg *pve.VMConfig, st *pve.VMStatus) error {
 					if st.Status != "running" || cfg.Values["cores"] != "4" {
 						return fmt.Errorf("VM 100: %s, cores %s", st.Status, cfg.Values["cores"])
@@ -143,7 +150,8 @@ func withFirst(step resource.TestStep, tc resource.TestCase) resource.TestCase {
 
 // A start, a shutdown, a migration or a destroy of VM 100 whose task
 // fails, early (nothing happened) or late (it happened, then the worker
-// died), fails that apply; the next converges on one VM 100 in the
+// died), fails that apply, except a start or shutdown that happened (the
+// VM is as planned: a warning); the next converges on one VM 100 in the
 // planned state, or none after the destroy.
 func TestAccVM_taskFailsOnAnUpdateOrDestroy(t *testing.T) {
 	t.Parallel()
@@ -172,8 +180,12 @@ func TestAccVM_taskFailsOnAnUpdateOrDestroy(t *testing.T) {
 				if tc.typ == "qmdestroy" {
 					target, check = e.Config(), checkNoVMs(e)
 				}
+				wantErr := regexp.MustCompile(`Unable to`)
+				if action == "fail-late" && (tc.typ == "qmstart" || tc.typ == "qmshutdown") {
+					wantErr = nil // the VM is as planned: a warning
+				}
 				e.Run(t, withFirst(resource.TestStep{Config: from},
-					e.TaskFaultCase("task "+tc.typ+"="+action+":1x", target, regexp.MustCompile(`Unable to`), check)))
+					e.TaskFaultCase("task "+tc.typ+"="+action+":1x", target, wantErr, check)))
 			})
 		}
 	}
