@@ -98,3 +98,74 @@ func TestAccCephOSD_planRefusesDestroysThatEmptyAHost(t *testing.T) {
 		},
 	})
 }
+
+// A single OSD destroy that leaves a pool with fewer hosts than copies
+// (the only OSD of a host, pool size 3 on 3 hosts) is refused at plan, by
+// the same rule its drain applies at apply: before, the plan said
+// "1 to destroy" and only the apply refused, after the plan's other
+// changes.
+func TestAccCephOSD_planRefusesSingleDestroyThatEmptiesAHost(t *testing.T) {
+	t.Parallel()
+	e := cephEnv(t, -1)
+	setupCeph(t, e)
+	a := e.Nodes[0]
+	specs := withDeleteTimeout(labOSDs(e, a+":/dev/sdc"), "1m") // a has one OSD
+	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdc", a+":/dev/sdb"), "1m")
+	from := 0
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkNoOSDs(e),
+		Steps: []resource.TestStep{
+			{Config: labWithPool(e, specs)},
+			{
+				PreConfig: func() { from = len(e.Sim.Requests()) },
+				Config:    labWithPool(e, without),
+				PlanOnly:  true,
+				ExpectError: errRE(words("Unable to Destroy Ceph OSD osd."), words("This plan destroys pve_ceph_osd "+a+"/"),
+					words(`Pool "ceph" keeps size = 3 copies on distinct hosts`), words("only 2 host(s) have OSDs that are in"),
+					words(a+" would lose its last OSDs"), words("nothing is changed")),
+			},
+			{
+				PreConfig: func() {
+					if w := writesSince(e, from); len(w) != 0 {
+						t.Fatalf("the refused plan wrote to PVE: %v", w)
+					}
+				},
+				Config:   labWithPool(e, specs),
+				PlanOnly: true,
+			},
+		},
+	})
+}
+
+// Pools no pve_ceph_pool manages (created by hand) count against OSD
+// destroys as the drains count them: removing both OSDs of a host is
+// refused at plan for a hand-made pool of size 3, and passes once the
+// pool is gone.
+func TestAccCephOSD_planCountsPoolsTerraformDoesNotManage(t *testing.T) {
+	t.Parallel()
+	e := cephEnv(t, -1)
+	setupCeph(t, e)
+	a := e.Nodes[0]
+	specs := withDeleteTimeout(labOSDs(e), "1m")
+	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdb", a+":/dev/sdc"), "1m")
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkNoOSDs(e),
+		Steps: []resource.TestStep{
+			{Config: osdConfig(e, specs...)},
+			{
+				PreConfig: func() { createPool(t, e, "byhand", 3, 2, 32, 1<<30) },
+				Config:    osdConfig(e, without...),
+				PlanOnly:  true,
+				ExpectError: errRE(words("Unable to Destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
+					words(`Pool "byhand" keeps size = 3 copies on distinct hosts`), words(a+" would lose its last OSDs")),
+			},
+			{
+				// Without the pool nothing needs the host: the plan passes.
+				PreConfig:          func() { deletePool(t, e, "byhand") },
+				Config:             osdConfig(e, without...),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}
