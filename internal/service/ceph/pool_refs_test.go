@@ -72,3 +72,59 @@ func TestAccCephPool_refsCountPlannedOSDs(t *testing.T) {
 		},
 	}})
 }
+
+// A crush_rule the cluster does not have is refused at plan, naming the
+// attribute and listing the cluster's rules, on create and on a change;
+// before, the plan said "1 to add" and Ceph refused it in the task (a
+// create left a pool with the default rule behind). The rules are read
+// once per command, and nothing is written.
+func TestAccCephPool_refsCrushRule(t *testing.T) {
+	t.Parallel()
+	e, node := newCephEnv(t)
+	if e.Sim == nil {
+		t.Skip("counts the simulator's requests")
+	}
+	body := "  size = 3\n  min_size = 2\n  deletion_protection = false\n%s"
+	var from int
+	rulesReads := func() int {
+		n := 0
+		for _, r := range e.Sim.Requests()[from:] {
+			if r.Method == "GET" && r.Path == "/nodes/"+node+"/ceph/rules" {
+				n++
+			}
+		}
+		return n
+	}
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkPoolGone(e, node, "ceph"),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { from = len(e.Sim.Requests()) },
+				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, `  crush_rule = "ssd"`+"\n"))),
+				PlanOnly:  true,
+				ExpectError: errRE(`Unable to Create Ceph pool ceph`, `with pve_ceph_pool\.ceph`, words(`crush_rule = "ssd": the cluster's Ceph has no such CRUSH rule`),
+					words(`its rules are "replicated_rule"`), words("create the rule first")),
+			},
+			{
+				PreConfig: func() {
+					requireNoWrites(t, e, from)
+					if n := rulesReads(); n != 1 {
+						t.Errorf("the refused plan read the rules %d times, want 1", n)
+					}
+				},
+				Config: e.Config(poolConfig(node, fmt.Sprintf(body, `  crush_rule = "replicated_rule"`+"\n"))),
+			},
+			{
+				PreConfig:   func() { from = len(e.Sim.Requests()) },
+				Config:      e.Config(poolConfig(node, fmt.Sprintf(body, `  crush_rule = "hdd"`+"\n"))),
+				PlanOnly:    true,
+				ExpectError: errRE(`Unable to Update Ceph pool ceph`, words(`crush_rule = "hdd"`), words(`its rules are "replicated_rule"`)),
+			},
+			{
+				PreConfig: func() { requireNoWrites(t, e, from) },
+				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, `  crush_rule = "replicated_rule"`+"\n"))),
+				PlanOnly:  true,
+			},
+		},
+	})
+}
