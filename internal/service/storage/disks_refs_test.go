@@ -61,3 +61,60 @@ func TestAccNodeDisks_refsAtPlan(t *testing.T) {
 		},
 	}})
 }
+
+// A ZFS pool or LVM thin pool whose name the node already uses (a zpool;
+// any volume group, which a thin pool create makes of its name: the
+// installer's pve, one a removed thin pool left) is refused at plan with
+// the names in use; before, the plan said "1 to add" and the create task
+// failed. A name known only at apply is let through. Nothing is written.
+func TestAccNodeDisks_namesInUseAtPlan(t *testing.T) {
+	t.Parallel()
+	e, node, _ := disksEnv(t)
+	ctx := context.Background()
+	upid, err := e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
+	if _, err := e.Client.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
+	// A thin pool removed without cleanup-disks leaves its volume group.
+	upid, err = e.Client.CreateThinPool(ctx, node, "left", "/dev/sdb", false)
+	if _, err := e.Client.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
+	upid, err = e.Client.DeleteThinPool(ctx, node, "left", "left", false, false)
+	if _, err := e.Client.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
+	zfs := func(name string) string {
+		return e.Config(fmt.Sprintf("resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = %s\n  devices   = [\"/dev/nvme0n1\"]\n  raidlevel = \"single\"\n}\n", node, name))
+	}
+	thin := func(name string) string {
+		return e.Config(fmt.Sprintf("resource \"pve_node_lvmthin\" \"fast\" {\n  node   = %q\n  name   = %q\n  device = \"/dev/nvme0n1\"\n}\n", node, name))
+	}
+	var from int
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		func() resource.TestStep {
+			s := refusedStep(zfs(`"old"`), `Error: Unable to Create ZFS pool `+node+`/old`, `with pve_node_zfs\.tank`,
+				`name = "old": node `+node+` already has a ZFS pool of that name \(PVE would refuse: "pool 'old' already exists on node '`+node+`'"\)`,
+				`The names in use on `+node+` are "old"`, `Choose another name`)
+			s.PreConfig = func() { from = len(e.Sim.Requests()) }
+			return s
+		}(),
+		refusedStep(thin("pve"), `Error: Unable to Create LVM thin pool `+node+`/pve`, `with pve_node_lvmthin\.fast`,
+			`name = "pve": node `+node+` already has an LVM volume group of that name`, `volume group with name 'pve' already exists`,
+			`The names in use on `+node+` are "left", "pve"`),
+		refusedStep(thin("left"), `name = "left": node `+node+` already has an LVM volume group`),
+		{
+			// Known only at apply: let through.
+			Config: e.Config(fmt.Sprintf("resource \"terraform_data\" \"name\" {\n  input = \"old\"\n}\n"+
+				"resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = terraform_data.name.output\n  devices   = [\"/dev/nvme0n1\"]\n  raidlevel = \"single\"\n}\n", node)),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			PreConfig:          func() { requireNoWrites(t, e, from) },
+			Config:             zfs(`"tank"`),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+	}})
+}
