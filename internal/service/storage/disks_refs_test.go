@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
@@ -19,11 +20,9 @@ import (
 func TestAccNodeDisks_refsAtPlan(t *testing.T) {
 	t.Parallel()
 	e, node, _ := disksEnv(t)
-	ctx := context.Background()
-	upid, err := e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
-	if _, err := e.Client.Await(ctx, upid, err); err != nil {
-		t.Fatal(err)
-	}
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
+	})
 	zfs := func(n, devs string) string {
 		return e.Config(fmt.Sprintf("resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = \"tank\"\n  devices   = %s\n  raidlevel = \"mirror\"\n}\n", n, devs))
 	}
@@ -70,20 +69,16 @@ func TestAccNodeDisks_refsAtPlan(t *testing.T) {
 func TestAccNodeDisks_namesInUseAtPlan(t *testing.T) {
 	t.Parallel()
 	e, node, _ := disksEnv(t)
-	ctx := context.Background()
-	upid, err := e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
-	if _, err := e.Client.Await(ctx, upid, err); err != nil {
-		t.Fatal(err)
-	}
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
+	})
 	// A thin pool removed without cleanup-disks leaves its volume group.
-	upid, err = e.Client.CreateThinPool(ctx, node, "left", "/dev/sdb", false)
-	if _, err := e.Client.Await(ctx, upid, err); err != nil {
-		t.Fatal(err)
-	}
-	upid, err = e.Client.DeleteThinPool(ctx, node, "left", "left", false, false)
-	if _, err := e.Client.Await(ctx, upid, err); err != nil {
-		t.Fatal(err)
-	}
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.CreateThinPool(ctx, node, "left", "/dev/sdb", false)
+	})
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.DeleteThinPool(ctx, node, "left", "left", false, false)
+	})
 	zfs := func(name string) string {
 		return e.Config(fmt.Sprintf("resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = %s\n  devices   = [\"/dev/nvme0n1\"]\n  raidlevel = \"single\"\n}\n", node, name))
 	}
@@ -117,4 +112,15 @@ func TestAccNodeDisks_namesInUseAtPlan(t *testing.T) {
 			ExpectNonEmptyPlan: true,
 		},
 	}})
+}
+
+// awaitTask starts a PVE task through the test's client, as by hand, and
+// waits for it to succeed.
+func awaitTask(t *testing.T, e *acctest.Env, start func(context.Context) (string, error)) {
+	t.Helper()
+	ctx := context.Background()
+	upid, err := start(ctx)
+	if _, err := e.Client.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
 }
