@@ -118,6 +118,8 @@ type Sim struct {
 	mu     sync.Mutex
 	st     *simState
 	faults []*Fault
+	// triggers run before the first request they match (server.go).
+	triggers []*requestTrigger
 	// faultSerial numbers faults for their seeded draws (faults.go).
 	faultSerial int
 
