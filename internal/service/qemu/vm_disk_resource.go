@@ -251,7 +251,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	// empties pending.
 	// (A stopped VM applies them when it starts; nothing to plan.)
 	if !plan.RebootIfNeeded.IsUnknown() && plan.RebootIfNeeded.ValueBool() && len(state.Pending.Elements()) > 0 && r.PD != nil {
-		if c, node, err := r.vmClient(ctx, state.VMID.ValueInt64()); err == nil {
+		if c, node, err := r.vmClient(ctx, state.VMID.ValueInt64(), false); err == nil {
 			if st, err := c.GetVMStatus(ctx, node, state.VMID.ValueInt64()); err == nil && st.Running() {
 				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending"), types.ListValueMust(types.StringType, nil))...)
 			}
@@ -259,9 +259,14 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 }
 
-// vmClient finds the VM's node and the client that reaches it.
-func (r *vmDiskResource) vmClient(ctx context.Context, vmid int64) (*pve.Client, string, error) {
-	node, err := r.PD.Client.FindVM(ctx, vmid)
+// vmClient finds the VM's node and the client that reaches it; to write
+// (settle), once no migration (HA's) holds the VM.
+func (r *vmDiskResource) vmClient(ctx context.Context, vmid int64, settle bool) (*pve.Client, string, error) {
+	find := r.PD.Client.FindVM
+	if settle {
+		find = func(ctx context.Context, vmid int64) (string, error) { return settledNode(ctx, r.PD.Client, vmid) }
+	}
+	node, err := find(ctx, vmid)
 	if err != nil {
 		return nil, "", err
 	}
@@ -295,7 +300,7 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 	id := diskID(vmid, slot)
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
 
-	c, node, err := r.vmClient(ctx, vmid)
+	c, node, err := r.vmClient(ctx, vmid, true)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, fmt.Errorf("find VM %d: %w", vmid, err))
 		return
@@ -387,7 +392,7 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	vmid, slot := state.VMID.ValueInt64(), state.Slot.ValueString()
 	id := diskID(vmid, slot)
-	c, node, err := r.vmClient(ctx, vmid)
+	c, node, err := r.vmClient(ctx, vmid, false)
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "VM gone, removing its disk from the state", map[string]any{"vmid": vmid})
 		resp.State.RemoveResource(ctx)
@@ -471,7 +476,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	id := diskID(vmid, slot)
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
 
-	c, node, err := r.vmClient(ctx, vmid)
+	c, node, err := r.vmClient(ctx, vmid, true)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("find VM %d: %w", vmid, err))
 		return
@@ -695,7 +700,7 @@ func (r *vmDiskResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	id := diskID(vmid, slot)
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
 
-	c, node, err := r.vmClient(ctx, vmid)
+	c, node, err := r.vmClient(ctx, vmid, true)
 	if errors.Is(err, pve.ErrNotFound) {
 		return
 	}
