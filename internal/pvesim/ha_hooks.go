@@ -71,6 +71,16 @@ func (s *Sim) HAMigrateOnRequest(vmid int, target string, extra time.Duration, m
 	}})
 }
 
+// WaitHAMigrations returns once no HA migration runs (one a hamigrate
+// task queued, or a hook started).
+func (s *Sim) WaitHAMigrations() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.haMigrations > 0 {
+		s.haMigrationsCond().Wait()
+	}
+}
+
 func (s *Sim) haMigrateAndWait(vmid int, target, cmd string, extra time.Duration) error {
 	s.mu.Lock()
 	h := s.haOfVMLocked(vmid)

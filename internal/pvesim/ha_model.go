@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -180,7 +181,8 @@ func (s *Sim) haStateLocked(node string, vmid int) string {
 // `started` (or `stopped`) on target. Meanwhile writers of the VM get
 // "VM is locked (migrate)", and once the config moved the source answers
 // "Configuration file 'nodes/<source>/qemu-server/<vmid>.conf' does not
-// exist". done, if not nil, runs when the migration ended either way.
+// exist". done, if not nil, runs when the migration ended either way
+// (and WaitHAMigrations returns once none runs).
 func (s *Sim) haMigrateLocked(h *haConfig, vmid int, target, cmd string, extra time.Duration, done func()) error {
 	sid := fmt.Sprintf("vm:%d", vmid)
 	s.haTickLocked(h)
@@ -218,6 +220,14 @@ func (s *Sim) haMigrateLocked(h *haConfig, vmid int, target, cmd string, extra t
 	}
 	vm.setLock("migrate")
 	s.writeVMLocked(vm)
+	s.haMigrations++
+	ended := func() {
+		s.haMigrations--
+		s.haMigrationsCond().Broadcast()
+		if done != nil {
+			done()
+		}
+	}
 	lrm := &call{s: s, listener: from, method: "POST", path: fmt.Sprintf("/nodes/%s/qemu/%d/migrate", from, vmid),
 		params: map[string]string{"node": from, "vmid": strconv.Itoa(vmid), "target": target}, user: "root@pam"}
 	// back is where the CRM puts the service when the migration failed:
@@ -228,9 +238,7 @@ func (s *Sim) haMigrateLocked(h *haConfig, vmid int, target, cmd string, extra t
 		if svc := h.Services[sid]; svc != nil && svc.State == cmd {
 			svc.State, svc.MigrateTo = prev, ""
 		}
-		if done != nil {
-			done()
-		}
+		ended()
 	}
 	upid := s.startTaskLocked(lrm, "qmigrate", strconv.Itoa(vmid), func(t *task) (int, error) {
 		t.Log = append(t.Log, fmt.Sprintf("starting migration of VM %d to node '%s'", vmid, target))
@@ -254,11 +262,18 @@ func (s *Sim) haMigrateLocked(h *haConfig, vmid int, target, cmd string, extra t
 			svc.UID = haUID(sid, svc.State+time.Now().String())
 		}
 		t.Log = append(t.Log, "migration finished successfully")
-		if done != nil {
-			done()
-		}
+		ended()
 		return 0, nil
 	})
 	s.setTaskUndoLocked(ns, upid, back)
 	return nil
+}
+
+// haMigrationsCond is signalled when an HA migration ends. Caller holds
+// s.mu.
+func (s *Sim) haMigrationsCond() *sync.Cond {
+	if s.haMigrationsEnded == nil {
+		s.haMigrationsEnded = sync.NewCond(&s.mu)
+	}
+	return s.haMigrationsEnded
 }

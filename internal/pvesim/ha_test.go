@@ -316,7 +316,7 @@ func TestHAMigrationByTheLRM(t *testing.T) {
 			if len(tasks) != 1 || tasks[0].(map[string]any)["type"] != "qmigrate" || tasks[0].(map[string]any)["user"] != "root@pam" {
 				t.Fatalf("source's tasks during the migration: %v", tasks)
 			}
-			waitFor(t, func() bool { _, node := s.GuestStatus(100); return node == "z2g4c" })
+			s.WaitHAMigrations()
 			wantDie(t, c.do("GET", "/nodes/z2g4b/qemu/100/config", nil), "Configuration file 'nodes/z2g4b/qemu-server/100.conf' does not exist")
 			if cfg := c.ok("GET", "/nodes/z2g4c/qemu/100/config", nil).data().(map[string]any); cfg["lock"] != nil {
 				t.Fatalf("config after the migration: %v", cfg)
@@ -335,7 +335,14 @@ func TestHAMigrationByTheLRM(t *testing.T) {
 			if !strings.Contains(upid, ":hamigrate:100:") {
 				t.Fatalf("migrate of an HA VM started %s", upid)
 			}
-			waitFor(t, func() bool { _, node := s.GuestStatus(100); return node == "z2g4a" })
+			waitVia(t, c, "z2g4c", upid)
+			if _, node := s.GuestStatus(100); node != "z2g4c" {
+				t.Fatalf("the guest moved before the LRM migrated it, to %s", node)
+			}
+			s.WaitHAMigrations()
+			if _, node := s.GuestStatus(100); node != "z2g4a" {
+				t.Fatalf("guest after hamigrate: on %s", node)
+			}
 
 			// relocate: stopped while it moves, started on the target.
 			if err := s.HARelocate(100, "z2g4b", 0); err != nil {
@@ -351,14 +358,3 @@ func TestHAMigrationByTheLRM(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds (5 s at most).
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -120,6 +120,10 @@ type Sim struct {
 	faults []*Fault
 	// triggers run before the first request they match (server.go).
 	triggers []*requestTrigger
+	// haMigrations counts the HA migrations running; haMigrationsEnded
+	// is signalled when one ends (ha_model.go).
+	haMigrations      int
+	haMigrationsEnded *sync.Cond
 	// faultSerial numbers faults for their seeded draws (faults.go).
 	faultSerial int
 
