@@ -27,6 +27,13 @@ func HandBuilt(t *testing.T) *Env {
 // hand-built state.
 func HandBuiltLab(t *testing.T, name string) *Env {
 	t.Helper()
+	return HandBuiltLabWith(t, name, pvesim.Options{})
+}
+
+// HandBuiltLabWith is HandBuiltLab with more simulator options (such as
+// CephTimeScale for tests that restart or drain the hand-built OSDs).
+func HandBuiltLabWith(t *testing.T, name string, opts pvesim.Options) *Env {
+	t.Helper()
 	if Live() {
 		t.Skip("needs pvesim's hand-built lab")
 	}
@@ -40,7 +47,8 @@ func HandBuiltLab(t *testing.T, name string) *Env {
 	if r := os.Getenv("PVESIM_RELEASE"); r != "" {
 		lab.PVERelease = r
 	}
-	return NewWithOptions(t, pvesim.Options{Lab: lab})
+	opts.Lab = lab
+	return NewWithOptions(t, opts)
 }
 
 // ReadOnlyClient is a root@pam client that refuses every write before it

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
+	"github.com/pvelab/terraform-provider-pve/internal/service/ceph"
 )
 
 const cephFile = "ceph.tf"
@@ -280,7 +281,7 @@ func adoptCephConfig(ctx context.Context, r *run, node string) error {
 	if err != nil {
 		return fmt.Errorf("read ceph.conf (GET /nodes/%s/ceph/cfg/raw): %w", node, err)
 	}
-	secs, order := cephParseConf(raw)
+	secs, order := ceph.ConfKeys(raw)
 	for _, who := range order {
 		// Only the keys set by hand are imported (keys=), in every
 		// section: PVE's own (fsid and mon_host in [global], the keyring
@@ -372,35 +373,6 @@ func addCephConfig(ctx context.Context, r *run, node, target, who, keys, comment
 
 // cephWhoRE is pve_ceph_config's `who`.
 var cephWhoRE = regexp.MustCompile(`^(global|(mon|mgr|osd|mds|client)(\.[A-Za-z0-9_.-]+)?)$`)
-
-// cephParseConf returns the keys of each section of ceph.conf (names with
-// spaces as underscores, as Ceph reads them) and the sections in order.
-func cephParseConf(raw string) (map[string][]string, []string) {
-	secs := map[string][]string{}
-	var order []string
-	cur := ""
-	for _, line := range strings.Split(raw, "\n") {
-		t := strings.TrimSpace(line)
-		if t == "" || t[0] == '#' || t[0] == ';' {
-			continue
-		}
-		if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
-			cur = strings.TrimSpace(t[1 : len(t)-1])
-			if _, ok := secs[cur]; !ok {
-				secs[cur] = nil
-				order = append(order, cur)
-			}
-			continue
-		}
-		k, _, ok := strings.Cut(t, "=")
-		if !ok || cur == "" {
-			continue
-		}
-		k = strings.Join(strings.Fields(k), "_")
-		secs[cur] = append(secs[cur], k)
-	}
-	return secs, order
-}
 
 // tfName makes a Terraform name of s: letters, digits and underscores,
 // starting with a letter.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -128,15 +127,7 @@ func TestAccAdoptCeph_noCeph(t *testing.T) {
 // starts): what the build log's user forgot to do by hand (issue #12).
 func TestAccAdoptCeph_editRestarts(t *testing.T) {
 	t.Parallel()
-	if acctest.Live() {
-		t.Skip("needs pvesim's hand-built lab")
-	}
-	lab, err := pvesim.ShippedLab("reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lab.Start = pvesim.StartHandBuilt
-	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab, CephTimeScale: 10})
+	e := acctest.HandBuiltLabWith(t, "reference", pvesim.Options{CephTimeScale: 10})
 	a := adoptEnv(t, e, "ceph")
 	line := regexp.MustCompile(`osd_memory_target(\s*)= "8589934592"`)
 	if n := len(line.FindAllString(a.config, -1)); n != 1 {
@@ -151,17 +142,14 @@ func TestAccAdoptCeph_editRestarts(t *testing.T) {
 	var start time.Time
 	var confBefore string
 	check := func() error {
-		if got, want := cephRestartsSince(e, start), []string{"osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}; !reflect.DeepEqual(got, want) {
+		if got, want := e.CephRestartsSince(start), []string{"osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}; !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("restarted %v, want %v", got, want)
 		}
 		if n := e.Sim.CephMaxHostsDownAtOnce(); n != 1 {
 			return fmt.Errorf("%d hosts had OSDs down at once, want exactly 1 (%v)", n, e.Sim.CephDownHistory())
 		}
-		if v := e.Sim.CephMinSizeViolations(); len(v) > 0 {
-			return fmt.Errorf("PGs fell below min_size: %v", v)
-		}
-		if v := e.Sim.CephNooutSet(); len(v) > 0 {
-			return fmt.Errorf("noout still set: %v", v)
+		if err := e.CheckSafeRestart(); err != nil {
+			return err
 		}
 		// Only that line of ceph.conf changed; the hand comment stays.
 		after := cephConfOf(t, e)
@@ -248,17 +236,6 @@ func cephLineDiff(a, b string) int {
 		}
 	}
 	return n
-}
-
-func cephRestartsSince(e *acctest.Env, t time.Time) []string {
-	var out []string
-	for d, at := range e.Sim.CephDaemonStarts() {
-		if at.After(t) {
-			out = append(out, d)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // cephConfOf is /etc/pve/ceph.conf as PVE's API returns it.

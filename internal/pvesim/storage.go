@@ -431,7 +431,12 @@ func checkStorageConfig(typ, id string, params map[string]string, create bool) (
 	return out, nil
 }
 
-const storageLockErr = "error with cfs lock 'file-storage_cfg': "
+// storageNoQuorum is what lock_storage_config (pve-storage) dies with
+// when pmxcfs is read-only: cfs_lock (pve-cluster) cannot take the lock and
+// prefixes its own error. Errors of the locked code itself carry no such
+// prefix (pve-cluster e085fe6, 2021: "avoid confusing lock prefix on
+// error").
+const storageNoQuorum = "cfs-lock 'file-storage_cfg' error: no quorum!\n"
 
 func createStorage(c *call) (any, *apiError) {
 	s := c.s
@@ -446,7 +451,7 @@ func createStorage(c *call) (any, *apiError) {
 		return nil, errf(http.StatusNotImplemented, "pvesim: storage type '%s' is not simulated", typ)
 	}
 	if s.nodeLockedOut(c) {
-		return nil, die("create storage failed: %scfs lock update failed - Permission denied\n", storageLockErr)
+		return nil, die("create storage failed: %s", storageNoQuorum)
 	}
 	if err := s.addStorageLocked(c.listener, typ, id, params); err != nil {
 		return nil, die("%s\n", err)
@@ -468,13 +473,13 @@ func (s *Sim) addStorageLocked(node, typ, id string, params map[string]string) e
 	}
 	order, ids := s.parsedStorageCfg(node)
 	if ids[id] != nil {
-		return fmt.Errorf("create storage failed: %sstorage ID '%s' already defined", storageLockErr, id)
+		return fmt.Errorf("create storage failed: storage ID '%s' already defined", id)
 	}
 	e := &storageEntry{ID: id, Type: typ, Opts: opts}
 	// activate_storage on this node when enabled here, to fail early.
 	if e.Opts["disable"] != "1" && e.onNode(node) {
 		if err := s.activateStorageLocked(node, e); err != nil {
-			return fmt.Errorf("create storage failed: %s%w", storageLockErr, err)
+			return fmt.Errorf("create storage failed: %w", err)
 		}
 	}
 	ids[id] = e
@@ -500,10 +505,10 @@ func updateStorage(c *call) (any, *apiError) {
 	delete(params, "digest")
 	delete(params, "delete")
 	fail := func(format string, args ...any) *apiError {
-		return die("update storage failed: %s%s\n", storageLockErr, fmt.Sprintf(format, args...))
+		return die("update storage failed: %s\n", fmt.Sprintf(format, args...))
 	}
 	if s.nodeLockedOut(c) {
-		return nil, fail("cfs lock update failed - Permission denied")
+		return nil, die("update storage failed: %s", storageNoQuorum)
 	}
 	node := c.listener
 	if digest != "" && digest != s.storageDigest(node) {
@@ -549,19 +554,19 @@ func deleteStorage(c *call) (any, *apiError) {
 	s := c.s
 	id := c.params["storage"]
 	if s.nodeLockedOut(c) {
-		return nil, die("delete storage failed: %scfs lock update failed - Permission denied\n", storageLockErr)
+		return nil, die("delete storage failed: %s", storageNoQuorum)
 	}
 	node := c.listener
 	order, ids := s.parsedStorageCfg(node)
 	e := ids[id]
 	if e == nil {
-		return nil, die("delete storage failed: %sstorage '%s' does not exist\n", storageLockErr, id)
+		return nil, die("delete storage failed: storage '%s' does not exist\n", id)
 	}
 	// storage_is_used: an lvm storage whose base volume is on it.
 	for _, o := range ids {
 		if b := o.Opts["base"]; b != "" {
 			if sid, _, err := splitVolid(b); err == nil && sid == id {
-				return nil, die("delete storage failed: %scan't remove storage - storage is used as base of another storage\n", storageLockErr)
+				return nil, die("delete storage failed: can't remove storage - storage is used as base of another storage\n")
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func TestStorageConfigCRUD(t *testing.T) {
 	}
 
 	r = c.do("POST", "/storage", vals("storage", "backup", "type", "dir", "path", "/srv"))
-	if r.status != 500 || r.msg() != "create storage failed: error with cfs lock 'file-storage_cfg': storage ID 'backup' already defined\n" {
+	if r.status != 500 || r.msg() != "create storage failed: storage ID 'backup' already defined\n" {
 		t.Fatalf("duplicate: %d %q", r.status, r.msg())
 	}
 	r = c.do("POST", "/storage", vals("storage", "thin", "type", "lvmthin", "vgname", "pve"))
@@ -55,7 +55,7 @@ func TestStorageConfigCRUD(t *testing.T) {
 		t.Fatalf("vgname on update: %d %v", r.status, r.errs())
 	}
 	r = c.do("PUT", "/storage/local", vals("pool", "x"))
-	if r.status != 500 || r.msg() != "update storage failed: error with cfs lock 'file-storage_cfg': unexpected property 'pool'\n" {
+	if r.status != 500 || r.msg() != "update storage failed: unexpected property 'pool'\n" {
 		t.Fatalf("unexpected on update: %d %q", r.status, r.msg())
 	}
 	digest := c.ok("GET", "/storage/ceph-ext", nil).data().(map[string]any)["digest"].(string)
@@ -95,7 +95,7 @@ func TestStorageConfigCRUD(t *testing.T) {
 
 	c.ok("DELETE", "/storage/ceph-ext", nil)
 	r = c.do("DELETE", "/storage/ceph-ext", nil)
-	if r.status != 500 || r.msg() != "delete storage failed: error with cfs lock 'file-storage_cfg': storage 'ceph-ext' does not exist\n" {
+	if r.status != 500 || r.msg() != "delete storage failed: storage 'ceph-ext' does not exist\n" {
 		t.Fatalf("delete missing: %d %q", r.status, r.msg())
 	}
 	r = c.do("GET", "/storage/ceph-ext", nil)
@@ -261,7 +261,7 @@ func TestNodeThinPoolAndZFS(t *testing.T) {
 		t.Fatalf("zfspool status: %v", st)
 	}
 	r = c.do("PUT", "/storage/tank", vals("pool", "other"))
-	if r.status != 500 || r.msg() != "update storage failed: error with cfs lock 'file-storage_cfg': can't change value of fixed parameter 'pool'\n" {
+	if r.status != 500 || r.msg() != "update storage failed: can't change value of fixed parameter 'pool'\n" {
 		t.Fatalf("fixed pool: %d %q", r.status, r.msg())
 	}
 	r = c.do("PUT", "/storage/tank", vals("delete", "pool"))
@@ -319,7 +319,7 @@ func TestStorageRBDOnCephPool(t *testing.T) {
 	}
 	// A second add_storages for the same name fails as PVE's create does.
 	st = c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/ceph/pool", vals("name", "ceph", "add_storages", "1")).data().(string))
-	if st["exitstatus"] != "adding PVE storage for ceph pool 'ceph' failed: create storage failed: error with cfs lock 'file-storage_cfg': storage ID 'ceph' already defined" {
+	if st["exitstatus"] != "adding PVE storage for ceph pool 'ceph' failed: create storage failed: storage ID 'ceph' already defined" {
 		t.Fatalf("second add_storages: %v", st)
 	}
 	s.mu.Lock()
@@ -347,5 +347,25 @@ func TestStorageRBDOnCephPool(t *testing.T) {
 	}
 	if r := c.do("GET", "/storage/ceph", nil); r.status != 500 || len(s.CephRBDStorages()) != 0 {
 		t.Fatalf("storage after the pool: %s %v", r.raw, s.CephRBDStorages())
+	}
+}
+
+// Without quorum pmxcfs is read-only: cfs_lock cannot take the storage.cfg
+// lock and says so with its own prefix, which storage.cfg errors of the
+// locked code itself (the duplicate ID above) do not carry.
+func TestStorageWithoutQuorum(t *testing.T) {
+	s, info := startSim(t, Options{ClusterName: "acctest"})
+	c := newClient(t, info, "")
+	s.PowerOff("z2g4b")
+	s.PowerOff("z2g4c")
+	want := "cfs-lock 'file-storage_cfg' error: no quorum!\n"
+	if r := c.do("POST", "/storage", vals("storage", "backup", "type", "dir", "path", "/srv")); r.status != 500 || r.msg() != "create storage failed: "+want {
+		t.Fatalf("create: %d %q", r.status, r.msg())
+	}
+	if r := c.do("PUT", "/storage/local", vals("content", "iso")); r.status != 500 || r.msg() != "update storage failed: "+want {
+		t.Fatalf("update: %d %q", r.status, r.msg())
+	}
+	if r := c.do("DELETE", "/storage/local", nil); r.status != 500 || r.msg() != "delete storage failed: "+want {
+		t.Fatalf("delete: %d %q", r.status, r.msg())
 	}
 }

@@ -212,15 +212,7 @@ func checkNoWrites(t *testing.T, e *acctest.Env, from, sshFrom int) {
 // starts), keeping the hand comment and the [client] lines (issue #12).
 func TestAccCephAdoptHandBuilt_editRestarts(t *testing.T) {
 	t.Parallel()
-	if acctest.Live() {
-		t.Skip("needs pvesim's hand-built lab")
-	}
-	lab, err := pvesim.ShippedLab("reference")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lab.Start = pvesim.StartHandBuilt
-	e := acctest.NewWithOptions(t, pvesim.Options{Lab: lab, CephTimeScale: 10})
+	e := acctest.HandBuiltLabWith(t, "reference", pvesim.Options{CephTimeScale: 10})
 	first := e.Node(t, 0)
 	addrs := adoptAddrs(e.Nodes, false)
 	var noop []plancheck.PlanCheck
@@ -247,7 +239,7 @@ func TestAccCephAdoptHandBuilt_editRestarts(t *testing.T) {
 				resource.TestCheckResourceAttr("pve_ceph_config.osd_conf", "pending_restart.#", "0"),
 				safeRestart(e),
 				func(*terraform.State) error {
-					if got, want := restartsSince(e, start), []string{"osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}; !reflect.DeepEqual(got, want) {
+					if got, want := e.CephRestartsSince(start), []string{"osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}; !reflect.DeepEqual(got, want) {
 						return fmt.Errorf("restarted %v, want %v", got, want)
 					}
 					if n := e.Sim.CephMaxHostsDownAtOnce(); n != 1 {

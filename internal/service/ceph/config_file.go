@@ -153,6 +153,30 @@ func checkConfValue(v string) error {
 	return nil
 }
 
+// ConfKeys returns the keys of each section of a ceph.conf text as PVE
+// reads it (normalized, in file order, each once) and the sections in
+// order: what pve-adopt imports, through the same (fuzzed) grammar the
+// resource edits the file with.
+func ConfKeys(raw string) (map[string][]string, []string) {
+	keys := map[string][]string{}
+	var order []string
+	cur, seen := "", map[string]bool{}
+	for _, l := range parseConfFile(raw).lines {
+		switch {
+		case l.header:
+			cur = l.section
+			if _, ok := keys[cur]; !ok {
+				keys[cur] = nil
+				order = append(order, cur)
+			}
+		case cur != "" && l.key != "" && !seen[cur+"\x00"+l.key]:
+			seen[cur+"\x00"+l.key] = true
+			keys[cur] = append(keys[cur], l.key)
+		}
+	}
+	return keys, order
+}
+
 // section returns the settings of a section as PVE reads them (the last
 // occurrence of a key wins; sections of the same name merge).
 func (f *confFile) section(name string) (map[string]string, bool) {

@@ -439,46 +439,9 @@ resource "pve_ceph_config" "osd" {
 	}
 }
 
-// restartsSince lists the daemons whose units started after t.
-func restartsSince(e *acctest.Env, t time.Time) []string {
-	var out []string
-	for d, at := range e.Sim.CephDaemonStarts() {
-		if at.After(t) {
-			out = append(out, d)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// safeRestart asserts what the simulator recorded: never two hosts with
-// OSDs down at once, no OSD down without noout (but the given ones), no PG
-// below min_size, and no noout left set.
+// safeRestart is acctest's CheckSafeRestart as a TestCheckFunc.
 func safeRestart(e *acctest.Env, downWithoutNoout ...string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		if e.Sim == nil {
-			return nil
-		}
-		if n := e.Sim.CephMaxHostsDownAtOnce(); n > 1 {
-			return fmt.Errorf("%d hosts had OSDs down at the same time: %v", n, e.Sim.CephDownHistory())
-		}
-		for _, v := range e.Sim.CephDownWithoutNoout() {
-			allowed := false
-			for _, osd := range downWithoutNoout {
-				allowed = allowed || strings.HasPrefix(v, osd+" ")
-			}
-			if !allowed {
-				return fmt.Errorf("OSDs went down without noout: %v", e.Sim.CephDownWithoutNoout())
-			}
-		}
-		if v := e.Sim.CephMinSizeViolations(); len(v) > 0 {
-			return fmt.Errorf("PGs fell below min_size: %v", v[:min(len(v), 3)])
-		}
-		if v := e.Sim.CephNooutSet(); len(v) > 0 {
-			return fmt.Errorf("noout still set: %v", v)
-		}
-		return nil
-	}
+	return func(*terraform.State) error { return e.CheckSafeRestart(downWithoutNoout...) }
 }
 
 // The reference lab's Ceph settings: [client] in ceph.conf, [osd] in the
@@ -509,7 +472,7 @@ func TestAccCephConfig_referenceLab(t *testing.T) {
 						if e.Sim == nil {
 							return nil
 						}
-						if got, want := restartsSince(e, start), []string{"osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}; !reflect.DeepEqual(got, want) {
+						if got, want := e.CephRestartsSince(start), []string{"osd.0", "osd.1", "osd.2", "osd.3", "osd.4", "osd.5"}; !reflect.DeepEqual(got, want) {
 							return fmt.Errorf("restarted %v, want %v", got, want)
 						}
 						if n := e.Sim.CephMaxHostsDownAtOnce(); n != 1 {
@@ -529,8 +492,8 @@ func TestAccCephConfig_referenceLab(t *testing.T) {
 					})),
 				},
 				Check: func(*terraform.State) error {
-					if e.Sim != nil && len(restartsSince(e, afterFirst)) > 0 {
-						return fmt.Errorf("apply = none restarted %v", restartsSince(e, afterFirst))
+					if e.Sim != nil && len(e.CephRestartsSince(afterFirst)) > 0 {
+						return fmt.Errorf("apply = none restarted %v", e.CephRestartsSince(afterFirst))
 					}
 					return nil
 				},
@@ -594,7 +557,7 @@ func TestAccCephConfig_rollingRestartFailure(t *testing.T) {
 				// The operator repairs osd.2 and starts it.
 				PreConfig: func() {
 					failedAt = time.Now()
-					if got := restartsSince(e, time.Time{}); !reflect.DeepEqual(got, []string{"osd.0", "osd.1"}) {
+					if got := e.CephRestartsSince(time.Time{}); !reflect.DeepEqual(got, []string{"osd.0", "osd.1"}) {
 						t.Errorf("before the failure restarted %v, want osd.0 and osd.1", got)
 					}
 					if v := e.Sim.CephNooutSet(); len(v) > 0 {
@@ -617,7 +580,7 @@ func TestAccCephConfig_rollingRestartFailure(t *testing.T) {
 					// cleared the noout it had set, as it must.
 					safeRestart(e, "osd.2"),
 					func(*terraform.State) error {
-						if got := restartsSince(e, failedAt); !reflect.DeepEqual(got, []string{"osd.2", "osd.3", "osd.4", "osd.5"}) {
+						if got := e.CephRestartsSince(failedAt); !reflect.DeepEqual(got, []string{"osd.2", "osd.3", "osd.4", "osd.5"}) {
 							return fmt.Errorf("the second apply restarted %v, want osd.2 (by hand) and osd.3, osd.4, osd.5", got)
 						}
 						return nil
@@ -647,7 +610,7 @@ func TestRollingRestartCleanup(t *testing.T) {
 	if v := e.Sim.CephNooutSet(); len(v) > 0 {
 		t.Errorf("noout left set after cancel: %v", v)
 	}
-	if got := restartsSince(e, time.Time{}); !reflect.DeepEqual(got, []string{"osd.0", "osd.1"}) {
+	if got := e.CephRestartsSince(time.Time{}); !reflect.DeepEqual(got, []string{"osd.0", "osd.1"}) {
 		t.Errorf("restarted %v", got)
 	}
 	e.Sim.CephAdvance(time.Minute)
@@ -708,7 +671,7 @@ func TestRollingRestartHealthGate(t *testing.T) {
 		t.Errorf("restart with norecover: %v", err)
 	}
 	sshRun(t, e, "z2g4a", "ceph", "osd", "unset", "norecover")
-	if got := restartsSince(e, time.Time{}); len(got) > 0 {
+	if got := e.CephRestartsSince(time.Time{}); len(got) > 0 {
 		t.Fatalf("refused restarts restarted %v", got)
 	}
 
@@ -721,7 +684,7 @@ func TestRollingRestartHealthGate(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "while waiting for osd.0 on z2g4a to come up: the rolling restart stops: Ceph reports HEALTH_ERR") {
 				t.Errorf("HEALTH_ERR mid-way: %v", err)
 			}
-			if got := restartsSince(e, time.Time{}); !reflect.DeepEqual(got, []string{"osd.0"}) {
+			if got := e.CephRestartsSince(time.Time{}); !reflect.DeepEqual(got, []string{"osd.0"}) {
 				t.Errorf("restarted %v, want only osd.0", got)
 			}
 			if v := e.Sim.CephNooutSet(); len(v) > 0 {
@@ -756,7 +719,7 @@ func TestAccCephConfig_monitorsAndManagers(t *testing.T) {
 						return nil
 					}
 					want := []string{"mgr.z2g4a", "mgr.z2g4b", "mgr.z2g4c", "mon.z2g4a", "mon.z2g4b", "mon.z2g4c"}
-					if got := restartsSince(e, start); !reflect.DeepEqual(got, want) {
+					if got := e.CephRestartsSince(start); !reflect.DeepEqual(got, want) {
 						return fmt.Errorf("restarted %v, want %v", got, want)
 					}
 					if n := e.Sim.CephMaxMonsDownAtOnce(); n != 1 {
