@@ -59,15 +59,15 @@ func (s *Sim) HARelocate(vmid int, target string, extra time.Duration) error {
 
 // HAMigrateOnRequest starts an HA migration of vmid to target (as
 // HAMigrate, without waiting for it) just before the first request whose
-// method and API path (a regexp, anchored) match is served: an apply then
-// meets the migration at the step the test picks.
+// method and API path (a regexp, anchored) match is served and at which
+// the HA manager can start it (the VM is in HA, unlocked, not on target):
+// an apply then meets the migration at the step the test picks.
 func (s *Sim) HAMigrateOnRequest(vmid int, target string, extra time.Duration, method, path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.triggers = append(s.triggers, &requestTrigger{method: method, path: regexp.MustCompile("^(?:" + path + ")$"), fire: func() {
-		if h := s.haOfVMLocked(vmid); h != nil {
-			_ = s.haMigrateLocked(h, vmid, target, "migrate", extra, nil)
-		}
+	s.triggers = append(s.triggers, &requestTrigger{method: method, path: regexp.MustCompile("^(?:" + path + ")$"), fire: func() bool {
+		h := s.haOfVMLocked(vmid)
+		return h != nil && s.haMigrateLocked(h, vmid, target, "migrate", extra, nil) == nil
 	}})
 }
 

@@ -291,8 +291,11 @@ func TestHAMigrationByTheLRM(t *testing.T) {
 	for _, rel := range []string{"9.1", "8.4"} {
 		t.Run(rel, func(t *testing.T) {
 			s, c := haSim(t, rel)
-			c.ok("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:100"}, "state": {"started"}})
+			// The trigger waits for a request at which HA can migrate: the
+			// first one comes before the VM is in HA.
 			s.HAMigrateOnRequest(100, "z2g4c", 300*time.Millisecond, "GET", "/cluster/ha/status/manager_status")
+			c.ok("GET", "/cluster/ha/status/manager_status", nil)
+			c.ok("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:100"}, "state": {"started"}})
 			ms := c.ok("GET", "/cluster/ha/status/manager_status", nil).data().(map[string]any)
 			e := ms["manager_status"].(map[string]any)["service_status"].(map[string]any)["vm:100"].(map[string]any)
 			if e["state"] != "migrate" || e["node"] != "z2g4b" || e["target"] != "z2g4c" {
@@ -357,4 +360,3 @@ func TestHAMigrationByTheLRM(t *testing.T) {
 		})
 	}
 }
-

@@ -275,19 +275,18 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 }
 
 // requestTrigger is something a hook lets happen in the cluster just
-// before the first request matching method and path is served (an HA
-// migration the request then meets: ha_hooks.go).
+// before the first request matching method and path at which it can
+// happen is served (an HA migration the request then meets: ha_hooks.go).
 type requestTrigger struct {
 	method string
 	path   *regexp.Regexp
-	fire   func() // under s.mu
+	fire   func() bool // under s.mu; false: not yet (kept for the next request)
 }
 
 func (s *Sim) fireTriggersLocked(method, path string) {
 	for i, t := range s.triggers {
-		if t.method == method && t.path.MatchString(path) {
+		if t.method == method && t.path.MatchString(path) && t.fire() {
 			s.triggers = append(s.triggers[:i:i], s.triggers[i+1:]...)
-			t.fire()
 			return
 		}
 	}

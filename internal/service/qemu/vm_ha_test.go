@@ -31,8 +31,8 @@ func newHAVMEnv(t *testing.T) *acctest.Env {
 }
 
 // haVM100 is VM 100 on node under HA, running, with memory MiB, and with a
-// disk of its own when disk is set.
-func haVM100(e *acctest.Env, node string, memory int, disk bool) string {
+// disk of its own of diskSize unless that is "".
+func haVM100(e *acctest.Env, node string, memory int, diskSize string) string {
 	hcl := fmt.Sprintf(`
 resource "pve_vm" "vm100" {
   node          = %q
@@ -48,8 +48,8 @@ resource "pve_ha_resource" "vm100" {
   state = "started"
 }
 `, node, memory)
-	if disk {
-		hcl += diskHCL("scsi0", 100, "scsi0", "vm_id = pve_vm.vm100.vmid", `storage = "local-lvm"`, `size = "4G"`, "delete_on_destroy = true")
+	if diskSize != "" {
+		hcl += diskHCL("scsi0", 100, "scsi0", "vm_id = pve_vm.vm100.vmid", `storage = "local-lvm"`, fmt.Sprintf("size = %q", diskSize), "delete_on_destroy = true")
 		hcl = strings.Replace(hcl, "vm_id = 100\n", "", 1)
 	}
 	return e.Config(hcl)
@@ -88,7 +88,7 @@ func TestAccVM_haMovedBetweenApplies(t *testing.T) {
 	diags := acctest.RecordDiagnostics(&tc)
 	tc.Steps = []resource.TestStep{
 		{
-			Config: haVM100(e, a, 1024, false),
+			Config: haVM100(e, a, 1024, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				vmIsOn(e, a, 1024),
 				resource.TestCheckResourceAttr(vmAddr, "node", a),
@@ -102,7 +102,7 @@ func TestAccVM_haMovedBetweenApplies(t *testing.T) {
 				}
 				e.Sim.ResetRequests()
 			},
-			Config: haVM100(e, a, 1024, false),
+			Config: haVM100(e, a, 1024, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectEmptyPlan(),
 				diags.ExpectWarning(regexp.MustCompile(`VM 100 runs on ` + b + `, where the HA manager moved it`)),
@@ -114,7 +114,7 @@ func TestAccVM_haMovedBetweenApplies(t *testing.T) {
 			),
 		},
 		{
-			Config: haVM100(e, a, 2048, false),
+			Config: haVM100(e, a, 2048, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(vmAddr, plancheck.ResourceActionUpdate),
 			}},
@@ -128,7 +128,7 @@ func TestAccVM_haMovedBetweenApplies(t *testing.T) {
 		},
 		{
 			// node changed in the configuration: a migration, through HA.
-			Config: haVM100(e, e.Node(t, 2), 2048, false),
+			Config: haVM100(e, e.Node(t, 2), 2048, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				vmIsOn(e, e.Node(t, 2), 2048),
 				resource.TestCheckResourceAttr(vmAddr, "node", e.Node(t, 2)),
@@ -147,13 +147,13 @@ func TestAccVM_haMigrationDuringUpdate(t *testing.T) {
 	e := newHAVMEnv(t)
 	a, b := e.Node(t, 0), e.Node(t, 1)
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
-		{Config: haVM100(e, a, 1024, false), Check: vmIsOn(e, a, 1024)},
+		{Config: haVM100(e, a, 1024, ""), Check: vmIsOn(e, a, 1024)},
 		{
 			PreConfig: func() {
 				e.Sim.ResetRequests()
 				e.Sim.HAMigrateOnRequest(100, b, 500*time.Millisecond, "PUT", `/nodes/[^/]+/qemu/100/config`)
 			},
-			Config: haVM100(e, a, 2048, false),
+			Config: haVM100(e, a, 2048, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				vmIsOn(e, b, 2048),
 				resource.TestCheckResourceAttr(vmAddr, "node", a),
@@ -208,14 +208,14 @@ func TestAccVM_haDestroyAfterMoves(t *testing.T) {
 			return nil
 		},
 		Steps: []resource.TestStep{
-			{Config: haVM100(e, a, 1024, true), Check: vmIsOn(e, a, 1024)},
+			{Config: haVM100(e, a, 1024, "4G"), Check: vmIsOn(e, a, 1024)},
 			{
 				PreConfig: func() {
 					if err := e.Sim.HAMigrate(100, b, 0); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config:           haVM100(e, a, 1024, true),
+				Config:           haVM100(e, a, 1024, "4G"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            vmIsOn(e, b, 1024),
 			},
@@ -223,9 +223,39 @@ func TestAccVM_haDestroyAfterMoves(t *testing.T) {
 				PreConfig: func() {
 					e.Sim.HAMigrateOnRequest(100, c, 500*time.Millisecond, "DELETE", `/cluster/ha/resources/vm:100`)
 				},
-				Config:  haVM100(e, a, 1024, true),
+				Config:  haVM100(e, a, 1024, "4G"),
 				Destroy: true,
 			},
 		},
 	})
+}
+
+// A disk grown while HA starts migrating its VM: the resize meets the
+// migration, waits for it and grows the disk on the node the VM arrived
+// on; the disk's later steps (the read back) go there too.
+func TestAccVMDisk_haMigrationDuringResize(t *testing.T) {
+	t.Parallel()
+	e := newHAVMEnv(t)
+	a, b := e.Node(t, 0), e.Node(t, 1)
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: haVM100(e, a, 1024, "4G"), Check: vmIsOn(e, a, 1024)},
+		{
+			PreConfig: func() {
+				e.Sim.ResetRequests()
+				e.Sim.HAMigrateOnRequest(100, b, 500*time.Millisecond, "PUT", `/nodes/[^/]+/qemu/100/resize`)
+			},
+			Config: haVM100(e, a, 1024, "8G"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				vmIsOn(e, b, 1024),
+				resource.TestCheckResourceAttr("pve_vm_disk.scsi0", "size", "8G"),
+				resource.TestCheckResourceAttr("pve_vm_disk.scsi0", "node", b),
+				checkVM(e, func(_ string, cfg *pve.VMConfig, _ *pve.VMStatus) error {
+					if d := cfg.Values["scsi0"]; !strings.Contains(d, "size=8G") {
+						return fmt.Errorf("scsi0 = %s, want size=8G", d)
+					}
+					return nil
+				}),
+			),
+		},
+	}})
 }

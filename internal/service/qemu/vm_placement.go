@@ -149,3 +149,55 @@ func warnHAPlacement(state *vmResourceModel, plan *vmResourceModel, diags *diag.
 			"leaves it there; current_node shows where it runs. To move it, use ha-manager migrate (or HA rules or groups), or "+
 			"change node, which migrates it through HA; node = %q records where it is now.", node.ValueString(), vmid, cur.ValueString(), cur.ValueString()))
 }
+
+// vmAt is the node a VM is on and the client that reaches it, for work
+// of several steps (pve_vm_disk): a step that meets a migration waits for
+// it, runs again where the VM went, and the later steps go there too.
+type vmAt struct {
+	pd   *framework.ProviderData
+	vmid int64
+	c    *pve.Client
+	node string
+}
+
+// do runs op as onVMNode does and moves at along with the VM.
+func (a *vmAt) do(ctx context.Context, op func(c *pve.Client, node string) error) error {
+	node, err := onVMNode(ctx, a.pd, a.vmid, a.node, op)
+	if node != a.node {
+		if c, cerr := a.pd.NodeClient(ctx, node); cerr == nil {
+			a.c, a.node = c, node
+		}
+	}
+	return err
+}
+
+// awaitTask starts a VM task with start where the VM is and waits for it.
+func (a *vmAt) awaitTask(ctx context.Context, start func(c *pve.Client, node string) (string, error)) error {
+	return a.do(ctx, func(c *pve.Client, node string) error {
+		_, err := c.AwaitVMTask(ctx, func() (string, error) { return start(c, node) })
+		return err
+	})
+}
+
+func (a *vmAt) updateConfig(ctx context.Context, u pve.VMConfigUpdate) error {
+	return a.do(ctx, func(c *pve.Client, node string) error { return updateConfig(ctx, c, node, a.vmid, u) })
+}
+
+func (a *vmAt) readSlot(ctx context.Context, slot string) (*slotState, error) {
+	var s *slotState
+	err := a.do(ctx, func(c *pve.Client, node string) error {
+		var err error
+		s, err = readSlot(ctx, c, node, a.vmid, slot)
+		return err
+	})
+	return s, err
+}
+
+// reboot reboots the VM (a reboot task of an HA-managed VM goes through HA).
+func (a *vmAt) reboot(ctx context.Context) error {
+	return a.do(ctx, func(c *pve.Client, node string) error {
+		upid, err := c.RebootVM(ctx, node, a.vmid)
+		_, err = c.Await(ctx, upid, err)
+		return err
+	})
+}
