@@ -553,16 +553,19 @@ func IsVMConfigMissing(err error) bool {
 	return errors.As(err, &te) && strings.Contains(te.ExitStatus, "qemu-server/") && strings.Contains(te.ExitStatus, "does not exist")
 }
 
-// IsConfigLockTimeout reports PVE's "can't lock file '...' - got timeout",
-// from a request or from a task that failed on the VM's config lock: the
-// write did not happen and may be sent again.
+// IsConfigLockTimeout reports PVE's "can't lock file '...' - got timeout"
+// or cfs_lock's "cfs-lock '...' error: got lock request timeout", from a
+// request or from a task whose worker failed to take its lock first (a VM's
+// config, the disk-manage lock, ceph.conf for a monitor): the write did not
+// happen and may be sent again.
 func IsConfigLockTimeout(err error) bool {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return ae.IsLockTimeout()
 	}
 	var te *TaskError
-	return errors.As(err, &te) && strings.Contains(te.ExitStatus, "can't lock file") && strings.Contains(te.ExitStatus, "got timeout")
+	return errors.As(err, &te) && (strings.Contains(te.ExitStatus, "can't lock file") && strings.Contains(te.ExitStatus, "got timeout") ||
+		strings.Contains(te.ExitStatus, "cfs-lock '") && strings.Contains(te.ExitStatus, "got lock request timeout"))
 }
 
 // vmTaskLockAttempts bounds how often AwaitVMTask starts a task again

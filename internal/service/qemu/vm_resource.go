@@ -450,7 +450,11 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		}
 		tflog.Info(ctx, "creating VM", map[string]any{"vmid": vmid, "node": node})
 		_, err = c.AwaitVMTask(ctx, func() (string, error) {
-			upid, perr := c.CreateVM(ctx, node, vmid, opts)
+			// A lost answer is followed through the task it started, never
+			// re-POSTed: the second create would meet "already exists".
+			upid, perr := c.StartTask(ctx, node, "qmcreate", strconv.FormatInt(vmid, 10), func() (string, error) {
+				return c.CreateVM(ctx, node, vmid, opts)
+			})
 			accepted = accepted || perr == nil
 			return upid, perr
 		})
@@ -477,7 +481,9 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 	}
 	if plan.Started.ValueBool() {
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
-		if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.StartVM(ctx, node, vmid) }); err != nil {
+		if _, err := c.AwaitVMTask(ctx, func() (string, error) {
+			return c.StartTask(ctx, node, "qmstart", strconv.FormatInt(vmid, 10), func() (string, error) { return c.StartVM(ctx, node, vmid) })
+		}); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
 		}
 	}
