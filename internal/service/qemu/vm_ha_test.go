@@ -65,6 +65,16 @@ func vmIsOn(e *acctest.Env, node string, memory int64) resource.TestCheckFunc {
 	})
 }
 
+// migrateOnRequest is a PreConfig: HA starts migrating VM 100 to target
+// (for half a second) just before the apply's first request matching
+// method and path.
+func migrateOnRequest(e *acctest.Env, target, method, path string) func() {
+	return func() {
+		e.Sim.ResetRequests()
+		e.Sim.HAMigrateOnRequest(100, target, 500*time.Millisecond, method, path)
+	}
+}
+
 // noMigrateRequests checks that the provider asked for no migration.
 func noMigrateRequests(e *acctest.Env) resource.TestCheckFunc {
 	return func(*terraform.State) error {
@@ -149,11 +159,8 @@ func TestAccVM_haMigrationDuringUpdate(t *testing.T) {
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{Config: haVM100(e, a, 1024, ""), Check: vmIsOn(e, a, 1024)},
 		{
-			PreConfig: func() {
-				e.Sim.ResetRequests()
-				e.Sim.HAMigrateOnRequest(100, b, 500*time.Millisecond, "PUT", `/nodes/[^/]+/qemu/100/config`)
-			},
-			Config: haVM100(e, a, 2048, ""),
+			PreConfig: migrateOnRequest(e, b, "PUT", `/nodes/[^/]+/qemu/100/config`),
+			Config:    haVM100(e, a, 2048, ""),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				vmIsOn(e, b, 2048),
 				resource.TestCheckResourceAttr(vmAddr, "node", a),
@@ -220,11 +227,9 @@ func TestAccVM_haDestroyAfterMoves(t *testing.T) {
 				Check:            vmIsOn(e, b, 1024),
 			},
 			{
-				PreConfig: func() {
-					e.Sim.HAMigrateOnRequest(100, c, 500*time.Millisecond, "DELETE", `/cluster/ha/resources/vm:100`)
-				},
-				Config:  haVM100(e, a, 1024, "4G"),
-				Destroy: true,
+				PreConfig: migrateOnRequest(e, c, "DELETE", `/cluster/ha/resources/vm:100`),
+				Config:    haVM100(e, a, 1024, "4G"),
+				Destroy:   true,
 			},
 		},
 	})
@@ -240,11 +245,8 @@ func TestAccVMDisk_haMigrationDuringResize(t *testing.T) {
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{Config: haVM100(e, a, 1024, "4G"), Check: vmIsOn(e, a, 1024)},
 		{
-			PreConfig: func() {
-				e.Sim.ResetRequests()
-				e.Sim.HAMigrateOnRequest(100, b, 500*time.Millisecond, "PUT", `/nodes/[^/]+/qemu/100/resize`)
-			},
-			Config: haVM100(e, a, 1024, "8G"),
+			PreConfig: migrateOnRequest(e, b, "PUT", `/nodes/[^/]+/qemu/100/resize`),
+			Config:    haVM100(e, a, 1024, "8G"),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				vmIsOn(e, b, 1024),
 				resource.TestCheckResourceAttr("pve_vm_disk.scsi0", "size", "8G"),
