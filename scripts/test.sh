@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test: everything that runs against the simulator, no cluster and no network.
-#   go vet ./...; go test -count=1 ./...; the acceptance tests again against PVE 8.4; a representative fuzz target per
+#   go vet ./...; go test -count=1 ./... (TF_ACC=1: lab runs included); the acceptance tests again against PVE 8.4; a representative fuzz target per
 #   parser family for FUZZTIME (default 2s; FUZZTIME=0 skips) with scripts/fuzz.sh; scripts/docs.sh --check
 # PVE_* variables are cleared so a configured live cluster is never touched (make testacc is
 # for that). The CLI comes from scripts/env.sh: terraform/tofu on PATH, or OpenTofu built
@@ -16,6 +16,9 @@ done < <(compgen -e | grep '^PVE_' || true)
 
 # shellcheck source=scripts/env.sh
 . "$root/scripts/env.sh"
+# Lab runs (acctest.NewLab: the fault matrix, destroy runs) need TF_ACC; with PVE_* cleared
+# above it cannot reach a live cluster (acctest.Live needs PVE_ENDPOINT too).
+export TF_ACC=1
 echo "test.sh: CLI $TF_ACC_TERRAFORM_PATH ($("$TF_ACC_TERRAFORM_PATH" version 2>/dev/null | sed -n 1p))"
 
 echo "test.sh: go vet ./..."

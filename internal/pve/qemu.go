@@ -505,28 +505,67 @@ func (c *Client) CheckVMIDFree(ctx context.Context, vmid int64) error {
 //
 //pve:operation GET /cluster/resources
 func (c *Client) FindVM(ctx context.Context, vmid int64) (string, error) {
-	rows, err := c.ClusterResources(ctx, "vm")
+	r, err := c.VMResource(ctx, vmid)
 	if err != nil {
 		return "", err
 	}
-	for _, r := range rows {
-		if r.Type == "qemu" && r.VMID == vmid {
-			return r.Node, nil
-		}
-	}
-	return "", fmt.Errorf("VM %d: %w", vmid, ErrNotFound)
+	return r.Node, nil
 }
 
-// IsConfigLockTimeout reports PVE's "can't lock file '...' - got timeout",
-// from a request or from a task that failed on the VM's config lock: the
-// write did not happen and may be sent again.
+// VMResource is the VM's row of the cluster's resource index: its node,
+// config lock and HA state; ErrNotFound when no node has it.
+//
+//pve:operation GET /cluster/resources
+func (c *Client) VMResource(ctx context.Context, vmid int64) (*ClusterResource, error) {
+	rows, err := c.ClusterResources(ctx, "vm")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.Type == "qemu" && r.VMID == vmid {
+			return &r, nil
+		}
+	}
+	return nil, fmt.Errorf("VM %d: %w", vmid, ErrNotFound)
+}
+
+// IsVMMigrating reports PVE's "VM is locked (migrate)": a migration (one
+// the HA manager runs, too) holds the VM, so the request did nothing and
+// may be sent again once the VM arrived on its new node.
+func IsVMMigrating(err error) bool {
+	const msg = "VM is locked (migrate)"
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return strings.Contains(ae.Message, msg)
+	}
+	var te *TaskError
+	return errors.As(err, &te) && strings.Contains(te.ExitStatus, msg)
+}
+
+// IsVMConfigMissing reports PVE's "Configuration file
+// 'nodes/<node>/qemu-server/<vmid>.conf' does not exist", as a request or a
+// task's failure: the VM is not (or no longer) on that node.
+func IsVMConfigMissing(err error) bool {
+	if errors.Is(err, ErrNotFound) {
+		return true
+	}
+	var te *TaskError
+	return errors.As(err, &te) && strings.Contains(te.ExitStatus, "qemu-server/") && strings.Contains(te.ExitStatus, "does not exist")
+}
+
+// IsConfigLockTimeout reports PVE's "can't lock file '...' - got timeout"
+// or cfs_lock's "cfs-lock '...' error: got lock request timeout", from a
+// request or from a task whose worker failed to take its lock first (a VM's
+// config, the disk-manage lock, ceph.conf for a monitor): the write did not
+// happen and may be sent again.
 func IsConfigLockTimeout(err error) bool {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return ae.IsLockTimeout()
 	}
 	var te *TaskError
-	return errors.As(err, &te) && strings.Contains(te.ExitStatus, "can't lock file") && strings.Contains(te.ExitStatus, "got timeout")
+	return errors.As(err, &te) && (strings.Contains(te.ExitStatus, "can't lock file") && strings.Contains(te.ExitStatus, "got timeout") ||
+		strings.Contains(te.ExitStatus, "cfs-lock '") && strings.Contains(te.ExitStatus, "got lock request timeout"))
 }
 
 // vmTaskLockAttempts bounds how often AwaitVMTask starts a task again

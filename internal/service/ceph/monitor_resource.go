@@ -262,8 +262,9 @@ func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest
 	defer unlock()
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	tflog.Info(ctx, "creating Ceph monitor", map[string]any{"node": node, "addresses": addrs})
-	upid, err := c.CephCreateMon(ctx, node, "", addrs...)
-	_, err = c.Await(ctx, upid, err)
+	// The worker takes ceph.conf's cfs lock first (API2/Ceph/MON.pm): a
+	// task that failed on it did nothing and is started again.
+	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.CephCreateMon(ctx, node, "", addrs...) })
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	r.PD.Reads.Invalidate(managerReadsKey) // the first monitor brings a manager
 	if err != nil {
@@ -389,8 +390,7 @@ func (r *monitorResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	tflog.Info(ctx, "destroying Ceph monitor", map[string]any{"id": id, "node": node})
-	upid, err := c.CephDestroyMon(ctx, node, id)
-	_, err = c.Await(ctx, upid, err)
+	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.CephDestroyMon(ctx, node, id) })
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	if err != nil {
 		var ae *pve.APIError

@@ -195,3 +195,44 @@ resource "pve_ceph_monitor" "z2g4b" {
 		},
 	})
 }
+
+// The monitor create worker takes ceph.conf's cfs lock before doing
+// anything (API2/Ceph/MON.pm): a task that failed on "got lock request
+// timeout" did nothing and is started again. In the reference lab the
+// pve_ceph_config ceph.conf edit holds that lock while the monitors are
+// created, and the apply failed "Unable to Create Ceph monitor".
+func TestAccCephMonitor_createRetriesConfLockTimeout(t *testing.T) {
+	t.Parallel()
+	e := coreEnv(t)
+	if e.Sim == nil {
+		t.Skip("needs the simulator's faults")
+	}
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					if err := e.Sim.SetFaultSpec("task cephcreatemon/mon.z2g4b=lock:1x"); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: e.Config(coreClusterHCL, coreMonitorHCL("z2g4a", "z2g4b")),
+				Check: resource.ComposeTestCheckFunc(
+					coreMonitors(e, map[string]bool{"z2g4a": true, "z2g4b": true}),
+					func(*terraform.State) error {
+						n := 0
+						for _, r := range e.Sim.Requests() {
+							if r.Method == "POST" && r.Path == "/nodes/z2g4b/ceph/mon/z2g4b" {
+								n++
+							}
+						}
+						if n != 2 {
+							return fmt.Errorf("%d monitor create POSTs for z2g4b, want 2 (one failed on the lock, one again)", n)
+						}
+						return nil
+					},
+				),
+			},
+			{Config: e.Config(coreForgetMonitors("z2g4a", "z2g4b"))},
+		},
+	})
+}

@@ -417,7 +417,11 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	var upid string
 	res, err := c.AwaitVMTask(ctx, func() (string, error) {
 		var serr error
-		upid, serr = c.CephCreateOSD(ctx, node, cr)
+		// A lost answer is followed through the worker it started (PVE
+		// names it after the device), never re-POSTed.
+		upid, serr = c.StartTask(ctx, node, "cephcreateosd", strings.TrimPrefix(dev, "/dev/"), func() (string, error) {
+			return c.CephCreateOSD(ctx, node, cr)
+		})
 		return upid, serr
 	})
 	invalidateOSDReads(r.PD, node)

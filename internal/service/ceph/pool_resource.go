@@ -378,7 +378,10 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 		return
 	}
 	tflog.Info(ctx, "creating Ceph pool", map[string]any{"pool": name, "node": node})
-	upid, err := c.CephCreatePool(ctx, node, name, plan.createRequest())
+	// A lost answer is followed through the worker it started, never re-POSTed.
+	upid, err := c.StartTask(ctx, node, "cephcreatepool", name, func() (string, error) {
+		return c.CephCreatePool(ctx, node, name, plan.createRequest())
+	})
 	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph pool", name, err)

@@ -258,7 +258,18 @@ func (r *haResource) Create(ctx context.Context, req resource.CreateRequest, res
 	if plan.SID.IsUnknown() || sid == "" {
 		sid = strconv.FormatInt(plan.VMID.ValueInt64(), 10)
 	}
-	if err := c.CreateHAResource(ctx, sid, plan.request()); err != nil {
+	// Whether PVE lacks sid before the POST decides what a lost answer
+	// means: a resource that appears after it is this create's.
+	_, gerr := c.HAResource(ctx, sid)
+	absent := pve.IsHANotFound(gerr)
+	err := c.CreateHAResource(ctx, sid, plan.request())
+	if absent && pve.OutcomeUnknown(err) {
+		if _, gerr := c.HAResource(ctx, sid); gerr == nil {
+			tflog.Warn(ctx, "the answer to the HA resource create was lost, but PVE created it", map[string]any{"sid": sid, "error": err.Error()})
+			err = nil
+		}
+	}
+	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "HA resource", sid, err)
 		return
 	}

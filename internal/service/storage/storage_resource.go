@@ -490,7 +490,18 @@ func (r *storageResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	id, typ := plan.Storage.ValueString(), plan.Type.ValueString()
 	tflog.Info(ctx, "creating storage", map[string]any{"storage": id, "type": typ})
-	if err := c.CreateStorage(ctx, id, typ, createParams(ctx, &plan)); err != nil {
+	// Whether storage.cfg lacks id before the POST decides what a lost
+	// answer means: a storage that appears after it is this create's.
+	_, gerr := c.GetStorage(ctx, id)
+	absent := errors.Is(gerr, pve.ErrNotFound)
+	err := c.CreateStorage(ctx, id, typ, createParams(ctx, &plan))
+	if absent && pve.OutcomeUnknown(err) {
+		if sc, gerr := c.GetStorage(ctx, id); gerr == nil && sc.Type == typ {
+			tflog.Warn(ctx, "the answer to the storage create was lost, but PVE created it", map[string]any{"storage": id, "error": err.Error()})
+			err = nil
+		}
+	}
+	if err != nil {
 		if strings.Contains(err.Error(), "already defined") {
 			err = fmt.Errorf("%w\n\nStorage %s already exists in storage.cfg. Import it instead: terraform import %s.<name> %s", err, id, storageTypeName, id)
 		}
