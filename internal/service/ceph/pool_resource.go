@@ -382,6 +382,7 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 	upid, err := c.StartTask(ctx, node, "cephcreatepool", name, func() (string, error) {
 		return c.CephCreatePool(ctx, node, name, plan.createRequest())
 	})
+	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		// The worker's first step makes the pool, the rest sets it up
 		// (API2/Ceph/Pool.pm createpool: create_pool, then the storages),
@@ -603,6 +604,7 @@ func (r *poolResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	tflog.Info(ctx, "destroying Ceph pool", map[string]any{"pool": name, "remove_storages": removeStorages, "force": force})
 	upid, err := c.CephDeletePool(ctx, node, name, removeStorages, force)
 	_, err = c.Await(ctx, upid, err)
+	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	switch {
 	case err == nil:
 	case strings.Contains(err.Error(), "unrecognized pool"):
