@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"regexp"
+	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -53,4 +54,18 @@ func ErrUnlessAdopted(action, pattern string) *regexp.Regexp {
 		return nil
 	}
 	return regexp.MustCompile(pattern)
+}
+
+// EachTaskFault runs f in a parallel subtest "<type>-<action>" for each
+// task type and each of TaskActions.
+func EachTaskFault(t *testing.T, types []string, f func(t *testing.T, typ, action string)) {
+	t.Helper()
+	for _, typ := range types {
+		for _, action := range TaskActions {
+			t.Run(typ+"-"+action, func(t *testing.T) {
+				t.Parallel()
+				f(t, typ, action)
+			})
+		}
+	}
 }

@@ -101,69 +101,59 @@ func TestAccCephMonitorManager_createTaskFails(t *testing.T) {
 // converges with neither left.
 func TestAccCephOSDPool_destroyTaskFails(t *testing.T) {
 	t.Parallel()
-	for _, typ := range []string{"cephdestroyosd", "cephdestroypool"} {
-		for _, action := range acctest.TaskActions {
-			t.Run(typ+"-"+action, func(t *testing.T) {
-				t.Parallel()
-				var tc resource.TestCase
-				if typ == "cephdestroyosd" {
-					e := cephEnv(t, 60)
-					setupCeph(t, e)
-					tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.RootProviderConfig(), regexp.MustCompile(`Unable to Delete Ceph OSD`), checkNoOSDs(e))
-					tc.Steps = append([]resource.TestStep{{Config: osdConfig(e, labOSDs(e)[:1]...)}}, tc.Steps...)
-					e.Run(t, tc)
-					return
-				}
-				e, node := newCephEnv(t)
-				tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(), regexp.MustCompile(`Unable to Delete Ceph pool`), checkPoolGone(e, node, "ceph"))
-				tc.Steps = append([]resource.TestStep{{Config: e.Config(poolConfig(node, "  size = 3\n  min_size = 2\n  deletion_protection = false\n"))}}, tc.Steps...)
-				e.Run(t, tc)
-			})
+	acctest.EachTaskFault(t, []string{"cephdestroyosd", "cephdestroypool"}, func(t *testing.T, typ, action string) {
+		var tc resource.TestCase
+		if typ == "cephdestroyosd" {
+			e := cephEnv(t, 60)
+			setupCeph(t, e)
+			tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.RootProviderConfig(), regexp.MustCompile(`Unable to Delete Ceph OSD`), checkNoOSDs(e))
+			tc.Steps = append([]resource.TestStep{{Config: osdConfig(e, labOSDs(e)[:1]...)}}, tc.Steps...)
+			e.Run(t, tc)
+			return
 		}
-	}
+		e, node := newCephEnv(t)
+		tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(), regexp.MustCompile(`Unable to Delete Ceph pool`), checkPoolGone(e, node, "ceph"))
+		tc.Steps = append([]resource.TestStep{{Config: e.Config(poolConfig(node, "  size = 3\n  min_size = 2\n  deletion_protection = false\n"))}}, tc.Steps...)
+		e.Run(t, tc)
+	})
 }
 
 // A monitor or manager destroy, a pool update and an osdmap flags change
 // whose task fails, early or late, fail that apply; the next converges.
 func TestAccCephDaemonsPoolFlags_taskFails(t *testing.T) {
 	t.Parallel()
-	for _, typ := range []string{"cephdestroymon", "cephdestroymgr", "cephsetpool", "cephsetflags"} {
-		for _, action := range acctest.TaskActions {
-			t.Run(typ+"-"+action, func(t *testing.T) {
-				t.Parallel()
-				spec := "task " + typ + "=" + action + ":1x"
-				switch typ {
-				case "cephdestroymon", "cephdestroymgr":
-					e := coreEnv(t)
-					two := e.Config(coreClusterHCL, coreMonitorHCL("z2g4a", "z2g4b"), coreManagerHCL("z2g4a", "z2g4b"))
-					one := e.Config(coreClusterHCL, coreMonitorHCL("z2g4a"), coreManagerHCL("z2g4a"))
-					tc := e.TaskFaultCase(spec, one, regexp.MustCompile(`Unable to Delete Ceph (monitor|manager)`), resource.ComposeTestCheckFunc(
-						coreMonitors(e, map[string]bool{"z2g4a": true}), coreManagers(e, "z2g4a=active")))
-					tc.Steps = append([]resource.TestStep{{Config: two}}, append(tc.Steps, resource.TestStep{Config: e.Config(coreForget)})...)
-					e.Run(t, tc)
-				case "cephsetpool":
-					e, node := newCephEnv(t)
-					cfg := func(size int) string {
-						return e.Config(poolConfig(node, fmt.Sprintf("  size = %d\n  min_size = 2\n  deletion_protection = false\n", size)))
-					}
-					tc := e.TaskFaultCase(spec, cfg(2), regexp.MustCompile(`Unable to Update Ceph pool`), checkPool(e, node, "ceph", func(p *pve.CephPool) error {
-						if p.Size != 2 {
-							return fmt.Errorf("size %d, want 2", p.Size)
-						}
-						return nil
-					}))
-					tc.Steps = append([]resource.TestStep{{Config: cfg(3)}}, tc.Steps...)
-					e.Run(t, tc)
-				default:
-					e, _ := newCephEnv(t)
-					cfg := func(noout bool) string {
-						return e.Config(fmt.Sprintf("resource \"pve_ceph_flags\" \"lab\" {\n  noout = %t\n}\n", noout))
-					}
-					tc := e.TaskFaultCase(spec, cfg(true), regexp.MustCompile(`Unable to`), checkFlags(e, map[string]bool{"noout": true}))
-					tc.Steps = append([]resource.TestStep{{Config: cfg(false)}}, tc.Steps...)
-					e.Run(t, tc)
+	acctest.EachTaskFault(t, []string{"cephdestroymon", "cephdestroymgr", "cephsetpool", "cephsetflags"}, func(t *testing.T, typ, action string) {
+		spec := "task " + typ + "=" + action + ":1x"
+		switch typ {
+		case "cephdestroymon", "cephdestroymgr":
+			e := coreEnv(t)
+			two := e.Config(coreClusterHCL, coreMonitorHCL("z2g4a", "z2g4b"), coreManagerHCL("z2g4a", "z2g4b"))
+			one := e.Config(coreClusterHCL, coreMonitorHCL("z2g4a"), coreManagerHCL("z2g4a"))
+			tc := e.TaskFaultCase(spec, one, regexp.MustCompile(`Unable to Delete Ceph (monitor|manager)`), resource.ComposeTestCheckFunc(
+				coreMonitors(e, map[string]bool{"z2g4a": true}), coreManagers(e, "z2g4a=active")))
+			tc.Steps = append([]resource.TestStep{{Config: two}}, append(tc.Steps, resource.TestStep{Config: e.Config(coreForget)})...)
+			e.Run(t, tc)
+		case "cephsetpool":
+			e, node := newCephEnv(t)
+			cfg := func(size int) string {
+				return e.Config(poolConfig(node, fmt.Sprintf("  size = %d\n  min_size = 2\n  deletion_protection = false\n", size)))
+			}
+			tc := e.TaskFaultCase(spec, cfg(2), regexp.MustCompile(`Unable to Update Ceph pool`), checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+				if p.Size != 2 {
+					return fmt.Errorf("size %d, want 2", p.Size)
 				}
-			})
+				return nil
+			}))
+			tc.Steps = append([]resource.TestStep{{Config: cfg(3)}}, tc.Steps...)
+			e.Run(t, tc)
+		default:
+			e, _ := newCephEnv(t)
+			cfg := func(noout bool) string {
+				return e.Config(fmt.Sprintf("resource \"pve_ceph_flags\" \"lab\" {\n  noout = %t\n}\n", noout))
+			}
+			tc := e.TaskFaultCase(spec, cfg(true), regexp.MustCompile(`Unable to`), checkFlags(e, map[string]bool{"noout": true}))
+			tc.Steps = append([]resource.TestStep{{Config: cfg(false)}}, tc.Steps...)
+			e.Run(t, tc)
 		}
-	}
+	})
 }

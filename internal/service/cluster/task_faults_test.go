@@ -39,19 +39,14 @@ func checkLab(e *acctest.Env, members int) resource.TestCheckFunc {
 // late one is adopted by that apply.
 func TestAccCluster_createJoinTaskFails(t *testing.T) {
 	t.Parallel()
-	for _, typ := range []string{"clustercreate", "clusterjoin"} {
-		for _, action := range acctest.TaskActions {
-			t.Run(typ+"-"+action, func(t *testing.T) {
-				t.Parallel()
-				e := acctest.NewStandalone(t)
-				labAddresses(t, e, "z2g4a", "z2g4b")
-				tc := e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(clusterConfig, nodeConfig("z2g4b", 1)),
-					acctest.ErrUnlessAdopted(action, `Unable to (Create cluster|Join node)`), checkLab(e, 2))
-				tc.Steps = append(tc.Steps, resource.TestStep{Config: e.Config(forget)})
-				e.Run(t, tc)
-			})
-		}
-	}
+	acctest.EachTaskFault(t, []string{"clustercreate", "clusterjoin"}, func(t *testing.T, typ, action string) {
+		e := acctest.NewStandalone(t)
+		labAddresses(t, e, "z2g4a", "z2g4b")
+		tc := e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(clusterConfig, nodeConfig("z2g4b", 1)),
+			acctest.ErrUnlessAdopted(action, `Unable to (Create cluster|Join node)`), checkLab(e, 2))
+		tc.Steps = append(tc.Steps, resource.TestStep{Config: e.Config(forget)})
+		e.Run(t, tc)
+	})
 }
 
 // A join worker killed after the member's addnode leaves the node in the

@@ -49,31 +49,26 @@ func TestAccNodeDiskStorage_createTaskFails(t *testing.T) {
 // disk free.
 func TestAccNodeDiskStorage_removeTaskFails(t *testing.T) {
 	t.Parallel()
-	for _, typ := range []string{"lvmthinremove", "zfsremove"} {
-		for _, action := range acctest.TaskActions {
-			t.Run(typ+"-"+action, func(t *testing.T) {
-				t.Parallel()
-				e, node, disks := disksEnv(t)
-				cfg := fmt.Sprintf("resource \"pve_node_lvmthin\" \"fast\" {\n  node = %q\n  name = \"fast\"\n  device = %q\n  destroy_data = true\n}\n", node, disks[0])
-				created := "lvmthincreate"
-				if typ == "zfsremove" {
-					created = "zfscreate"
-					cfg = fmt.Sprintf("resource \"pve_node_zfs\" \"fast\" {\n  node = %q\n  name = \"fast\"\n  raidlevel = \"single\"\n  devices = [%q]\n  destroy_data = true\n}\n", node, disks[0])
-				}
-				tc := e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(), regexp.MustCompile(`Unable to Delete`), resource.ComposeTestCheckFunc(
-					checkDiskUse(e, node, disks[0], ""),
-					func(*terraform.State) error {
-						n, err := poolsNamed(e, node, created, "fast")
-						if err == nil && n != 0 {
-							err = fmt.Errorf("%d pools named fast left on %s", n, node)
-						}
-						return err
-					}))
-				tc.Steps = append([]resource.TestStep{{Config: e.Config(cfg)}}, tc.Steps...)
-				e.Run(t, tc)
-			})
+	acctest.EachTaskFault(t, []string{"lvmthinremove", "zfsremove"}, func(t *testing.T, typ, action string) {
+		e, node, disks := disksEnv(t)
+		cfg := fmt.Sprintf("resource \"pve_node_lvmthin\" \"fast\" {\n  node = %q\n  name = \"fast\"\n  device = %q\n  destroy_data = true\n}\n", node, disks[0])
+		created := "lvmthincreate"
+		if typ == "zfsremove" {
+			created = "zfscreate"
+			cfg = fmt.Sprintf("resource \"pve_node_zfs\" \"fast\" {\n  node = %q\n  name = \"fast\"\n  raidlevel = \"single\"\n  devices = [%q]\n  destroy_data = true\n}\n", node, disks[0])
 		}
-	}
+		tc := e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(), regexp.MustCompile(`Unable to Delete`), resource.ComposeTestCheckFunc(
+			checkDiskUse(e, node, disks[0], ""),
+			func(*terraform.State) error {
+				n, err := poolsNamed(e, node, created, "fast")
+				if err == nil && n != 0 {
+					err = fmt.Errorf("%d pools named fast left on %s", n, node)
+				}
+				return err
+			}))
+		tc.Steps = append([]resource.TestStep{{Config: e.Config(cfg)}}, tc.Steps...)
+		e.Run(t, tc)
+	})
 }
 
 // poolsNamed counts the thin pools (lvmthincreate) or ZFS pools on node
