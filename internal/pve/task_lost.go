@@ -60,22 +60,38 @@ func (c *Client) StartTask(ctx context.Context, node, typ, id string, start func
 //
 //pve:operation GET /nodes/{node}/tasks
 func (c *Client) FindTask(ctx context.Context, node, typ, id string, since time.Time) (string, error) {
-	var wire []struct {
-		UPID flexString `json:"upid"`
-	}
-	p := Params{"source": "all", "typefilter": typ, "since": strconv.FormatInt(since.Unix(), 10)}
-	if err := c.Get(ctx, "/nodes/"+PathEscape(node)+"/tasks", p, &wire); err != nil {
+	tasks, err := c.TasksSince(ctx, node, typ, id, since)
+	if err != nil {
 		return "", err
 	}
 	var best UPID
-	for _, w := range wire {
-		u, err := ParseUPID(string(w.UPID))
-		if err != nil || u.Type != typ || u.ID != id || u.StartTime.Before(since) {
-			continue
-		}
+	for _, u := range tasks {
 		if best.Raw == "" || u.StartTime.After(best.StartTime) {
 			best = u
 		}
 	}
 	return best.Raw, nil
+}
+
+// TasksSince lists the tasks of type typ and id on node (running or done)
+// that started at or after since.
+//
+//pve:operation GET /nodes/{node}/tasks
+func (c *Client) TasksSince(ctx context.Context, node, typ, id string, since time.Time) ([]UPID, error) {
+	var wire []struct {
+		UPID flexString `json:"upid"`
+	}
+	p := Params{"source": "all", "typefilter": typ, "since": strconv.FormatInt(since.Unix(), 10)}
+	if err := c.Get(ctx, "/nodes/"+PathEscape(node)+"/tasks", p, &wire); err != nil {
+		return nil, err
+	}
+	var out []UPID
+	for _, w := range wire {
+		u, err := ParseUPID(string(w.UPID))
+		if err != nil || u.Type != typ || u.ID != id || u.StartTime.Before(since) {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }

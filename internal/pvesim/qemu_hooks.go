@@ -1,5 +1,12 @@
 package pvesim
 
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"strconv"
+)
+
 // Test hooks for VMs (pve_vm, pve_vm_disk tests): read what PVE has
 // without going through the API, and set what only the CLI or a running
 // operation would (a config lock).
@@ -97,4 +104,23 @@ func (s *Sim) findVMLocked(vmid int) (string, *qemuVM) {
 		}
 	}
 	return "", nil
+}
+
+// CreateVMOnRequest starts a create of VM vmid on node by someone else
+// (root@pam: the GUI, a parallel apply) with params, just before the first
+// request matching method and path (a regexp, anchored) at which no node
+// has vmid: a failed create whose worker freed the id then meets a VM it
+// did not make.
+func (s *Sim) CreateVMOnRequest(node string, vmid int, params map[string]string, method, path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.triggers = append(s.triggers, &requestTrigger{method: method, path: regexp.MustCompile("^(?:" + path + ")$"), fire: func() bool {
+		if n, _ := s.findVMLocked(vmid); n != "" {
+			return false
+		}
+		p := map[string]string{"node": node, "vmid": strconv.Itoa(vmid)}
+		maps.Copy(p, params)
+		_, aerr := createVM(&call{s: s, listener: node, method: "POST", path: fmt.Sprintf("/nodes/%s/qemu", node), params: p, user: "root@pam"})
+		return aerr == nil
+	}})
 }

@@ -476,7 +476,18 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
 			return
 		}
-		switch lock, found := vmLock(ctx, c, node, vmid); {
+		lock, found := vmLock(ctx, c, node, vmid)
+		// The id is free again once the worker unlinked the config, so the
+		// config read may be another create's (a parallel apply, the GUI):
+		// it is this one's only when no later create or restore task of
+		// the id started before that read (the task list is read after).
+		if found {
+			if other, lerr := laterCreateTask(ctx, c, node, vmid, err); other != "" || lerr != nil {
+				framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), notThisCreate(err, node, vmid, other, lerr))
+				return
+			}
+		}
+		switch {
 		case found && lock == "":
 			framework.WarnAdopted(&resp.Diagnostics, "VM", vmLabel(vmid), err)
 		case found && lock == "create":
@@ -514,6 +525,41 @@ func powerReachedAfterFailure(ctx context.Context, c *pve.Client, node string, v
 	diags.AddWarning(fmt.Sprintf("VM %d %s although its task failed", vmid, what),
 		fmt.Sprintf("PVE's task failed after the VM's state changed: the VM %s as planned.\n\n%v", what, err))
 	return true
+}
+
+// laterCreateTask returns the UPID of a qmcreate or qmrestore task of
+// vmid on node that started since the failed create task (taskErr) and is
+// not it: whatever config that id has now is that task's.
+func laterCreateTask(ctx context.Context, c *pve.Client, node string, vmid int64, taskErr error) (string, error) {
+	var te *pve.TaskError
+	if !errors.As(taskErr, &te) {
+		return "", errors.New("the failed create task is not known")
+	}
+	for _, typ := range []string{"qmcreate", "qmrestore"} {
+		tasks, err := c.TasksSince(ctx, node, typ, strconv.FormatInt(vmid, 10), te.UPID.StartTime)
+		if err != nil {
+			return "", err
+		}
+		for _, u := range tasks {
+			if u.Raw != te.UPID.Raw {
+				return u.Raw, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// notThisCreate is the failed create's error when VM vmid's config on
+// node cannot be told to be this create's (another task made it, or the
+// task list could not be read): it is left alone.
+func notThisCreate(err error, node string, vmid int64, other string, lerr error) error {
+	if other != "" {
+		return fmt.Errorf("%w\n\nVM id %d was free again after this create's task failed, and task %s on node %s has used it since: "+
+			"that VM is not this create's and is left alone. Apply again to create the VM with another id (or set vmid)", err, vmid, other, node)
+	}
+	return fmt.Errorf("%w\n\nWhether a VM %d on node %s is this create's could not be told (reading the node's tasks failed: %w); "+
+		"it is left alone. If VM %d is this create's half VM (locked 'create'), remove it with qm destroy %d --skiplock --purge and apply again",
+		err, vmid, node, lerr, vmid, vmid)
 }
 
 // vmLock returns the VM's config lock and whether the config exists.

@@ -141,6 +141,49 @@ func TestAccVM_createTaskKilled(t *testing.T) {
 	e.Run(t, tc)
 }
 
+// A create whose task failed (its worker unlinked the config, so the id
+// was free again) finds VM 100 that someone else created meanwhile, still
+// locked 'create' while its worker runs: the provider leaves it alone and
+// fails. Before, it destroyed that VM with skiplock as the half VM of its
+// own killed worker.
+func TestAccVM_createTaskFailedLeavesAnotherCreate(t *testing.T) {
+	t.Parallel()
+	e := newVMEnv(t)
+	node := e.Node(t, 0)
+	cfg := vm100(node, vm100Net)
+	ctx := context.Background()
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
+		PreConfig: func() {
+			if err := e.Sim.SetFaultSpec("task qmcreate/100=fail:1x"); err != nil {
+				t.Fatal(err)
+			}
+			e.Sim.CreateVMOnRequest(node, 100, map[string]string{"name": "theirs"}, "GET", "/nodes/"+node+"/qemu/100/config")
+		},
+		Config:      e.RootProviderConfig() + cfg,
+		ExpectError: regexp.MustCompile(`(?s)Unable to Create VM 100.*is not this create's and is left alone`),
+	}, {
+		PreConfig: func() {
+			c := e.RootClient(t)
+			tasks, err := c.TasksSince(ctx, node, "qmcreate", "100", time.Unix(0, 0))
+			if err != nil || len(tasks) != 2 {
+				t.Fatalf("qmcreate tasks of VM 100: %v, %v", tasks, err)
+			}
+			for _, u := range tasks {
+				_, _ = c.Await(ctx, u.Raw, nil) // the failed one ends at once
+			}
+			if conf, at := e.Sim.VMConfig(100); conf["name"] != "theirs" || conf["lock"] != "" {
+				t.Fatalf("the other create's VM 100 on %q: %v", at, conf)
+			}
+			upid, err := c.DeleteVM(ctx, node, 100, true, false)
+			if _, err := c.Await(ctx, upid, err); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Config: e.RootProviderConfig() + cfg,
+		Check:  checkOneVM(e),
+	}, {Config: e.Config(), Check: checkNoVMs(e)}}})
+}
+
 // withFirst puts step before tc's steps: the VM exists before the task
 // that fails.
 func withFirst(step resource.TestStep, tc resource.TestCase) resource.TestCase {
