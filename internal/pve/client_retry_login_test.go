@@ -25,13 +25,7 @@ func TestLoginRetriedAfterADroppedConnection(t *testing.T) {
 	if err := c.Authenticate(context.Background()); err != nil {
 		t.Fatalf("login after one dropped connection: %v", err)
 	}
-	logins := 0
-	for _, r := range sim.Requests() {
-		if r.Path == "/access/ticket" {
-			logins++
-		}
-	}
-	if logins != 2 {
+	if logins := sim.CountRequests("POST", "/access/ticket"); logins != 2 {
 		t.Errorf("%d logins, want 2 (one dropped, one again)", logins)
 	}
 }
