@@ -32,6 +32,12 @@ type labFaultCase struct {
 	// firstErrorsName (what the faults hit, nothing else).
 	firstApplyFails bool
 	firstErrorsName []string
+	// firstApplySucceeds: nothing may fail the first apply.
+	firstApplySucceeds bool
+	// during runs before the first apply, between before the re-apply,
+	// after at the end: what happens in the cluster besides the faults
+	// (an HA migration) and what must hold then.
+	during, between, after func(t *testing.T, l *Lab)
 }
 
 // labFaultMatrix is the fault matrix of issue #13. Each case: apply under
@@ -41,8 +47,7 @@ type labFaultCase struct {
 // fixed: the n-th request of a method and path meets the same faults.
 //
 // Cases still to add here: a task failing in each resource family
-// (task qmcreate=fail-late, task cephcreateosd=fail, ...), and an HA
-// migration under Terraform.
+// (task qmcreate=fail-late, task cephcreateosd=fail, ...).
 var labFaultMatrix = []labFaultCase{
 	{name: "none", spec: ""},
 	{name: "5xx-reads", spec: "read **=5xx:20%", seed: 1},
@@ -66,6 +71,28 @@ var labFaultMatrix = []labFaultCase{
 	// Without SSH the cutover's dead-man rollback cannot be armed: the
 	// node's network fails (and what depends on it waits); the rest goes on.
 	{name: "ssh-down-z2g4b", spec: "ssh z2g4b=down", afterFaults: true, firstApplyFails: true, firstErrorsName: []string{"z2g4b", "ssh"}},
+	// HA moves VM 100 under Terraform: while the first apply waits for the
+	// HA manager to start it, and again before the re-run (maintenance,
+	// the CRS). Neither run migrates it back; it ends where HA put it.
+	{name: "ha-migration", firstApplySucceeds: true, during: func(_ *testing.T, l *Lab) {
+		l.Sim.HAMigrateOnRequest(100, "z2g4c", 2*time.Second, "GET", "/cluster/ha/status/current")
+	}, between: func(t *testing.T, l *Lab) {
+		if _, node := l.Sim.GuestStatus(100); node != "z2g4c" {
+			t.Errorf("after the first apply VM 100 is on %q, not where HA moved it during the apply (z2g4c)", node)
+		}
+		if err := l.Sim.HAMigrate(100, "z2g4b", time.Second); err != nil {
+			t.Fatalf("HA migration before the re-run: %v", err)
+		}
+	}, after: func(t *testing.T, l *Lab) {
+		if _, node := l.Sim.GuestStatus(100); node != "z2g4b" {
+			t.Errorf("VM 100 is on %q, not where HA put it (z2g4b)", node)
+		}
+		for _, r := range l.Sim.Requests() {
+			if r.Method == "POST" && strings.HasSuffix(r.Path, "/qemu/100/migrate") {
+				t.Errorf("Terraform migrated VM 100: %s %s %v", r.Method, r.Path, r.Params)
+			}
+		}
+	}},
 }
 
 // labCreates is a fault spec giving action (with its modifiers) to the
@@ -107,9 +134,14 @@ func runLabFaultCase(t *testing.T, tc labFaultCase) {
 		t.Logf("%s (%q, seed %d): %s wall\n  %s", tc.name, tc.spec, tc.seed, time.Since(start).Round(time.Second), strings.Join(phases, "\n  "))
 	}()
 
+	if tc.during != nil {
+		tc.during(t, lab)
+	}
 	first := lab.Apply()
 	phase("apply under faults", first)
-	if first.ExitCode != 0 {
+	if first.ExitCode != 0 && tc.firstApplySucceeds {
+		t.Errorf("the first apply failed:\n%s", first.Errors())
+	} else if first.ExitCode != 0 {
 		t.Logf("first apply failed (allowed):\n%s", first.Errors())
 		for _, e := range strings.Split(first.Errors(), "\n") {
 			for _, w := range tc.firstErrorsName {
@@ -123,6 +155,9 @@ func runLabFaultCase(t *testing.T, tc labFaultCase) {
 	}
 	if tc.afterFaults {
 		lab.Sim.ClearFaults()
+	}
+	if tc.between != nil {
+		tc.between(t, lab)
 	}
 	again := lab.Apply()
 	phase("re-apply", again)
@@ -140,6 +175,9 @@ func runLabFaultCase(t *testing.T, tc labFaultCase) {
 		t.Errorf("the plan after the re-apply failed:\n%s", plan.Errors())
 	}
 	lab.CheckStateMatchesSim()
+	if tc.after != nil {
+		tc.after(t, lab)
+	}
 }
 
 // faultCounts summarises the faulted requests: "12 (error 10, lock 2)",

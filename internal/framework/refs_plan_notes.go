@@ -133,3 +133,20 @@ func (pd *ProviderData) PlanStorages(ctx context.Context, id string) ([]pve.Stor
 		})
 	return list, hit, err
 }
+
+// CephPoolsCacheKey is the cache key of PlanCephPools' read; a pool create
+// or destroy invalidates it.
+const CephPoolsCacheKey = "plan/ceph/pools"
+
+// PlanCephPools is the cluster's Ceph pools (GET /nodes/{node}/ceph/pool
+// through node, which any node answers for the whole cluster), once per
+// command, for every plan-time check that needs them.
+func (pd *ProviderData) PlanCephPools(ctx context.Context, node string) ([]pve.CephPool, error) {
+	return CachedRead(ctx, pd.Reads, CephPoolsCacheKey, func(ctx context.Context) ([]pve.CephPool, error) {
+		c, err := pd.NodeClient(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		return c.CephListPools(ctx, node)
+	})
+}

@@ -209,3 +209,22 @@ func (c *Client) CephGetPool(ctx context.Context, node, name string) (*CephPool,
 	}
 	return out, nil
 }
+
+// CephListRules lists the names of the cluster's CRUSH rules (Ceph's `osd
+// crush rule ls`), sorted.
+//
+//pve:operation GET /nodes/{node}/ceph/rules
+func (c *Client) CephListRules(ctx context.Context, node string) ([]string, error) {
+	var wire []struct {
+		Name flexString `json:"name"`
+	}
+	if err := c.Get(ctx, cephPath(node, "/rules"), nil, &wire); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(wire))
+	for _, w := range wire {
+		out = append(out, string(w.Name))
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -505,16 +505,52 @@ func (c *Client) CheckVMIDFree(ctx context.Context, vmid int64) error {
 //
 //pve:operation GET /cluster/resources
 func (c *Client) FindVM(ctx context.Context, vmid int64) (string, error) {
-	rows, err := c.ClusterResources(ctx, "vm")
+	r, err := c.VMResource(ctx, vmid)
 	if err != nil {
 		return "", err
 	}
+	return r.Node, nil
+}
+
+// VMResource is the VM's row of the cluster's resource index: its node,
+// config lock and HA state; ErrNotFound when no node has it.
+//
+//pve:operation GET /cluster/resources
+func (c *Client) VMResource(ctx context.Context, vmid int64) (*ClusterResource, error) {
+	rows, err := c.ClusterResources(ctx, "vm")
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range rows {
 		if r.Type == "qemu" && r.VMID == vmid {
-			return r.Node, nil
+			return &r, nil
 		}
 	}
-	return "", fmt.Errorf("VM %d: %w", vmid, ErrNotFound)
+	return nil, fmt.Errorf("VM %d: %w", vmid, ErrNotFound)
+}
+
+// IsVMMigrating reports PVE's "VM is locked (migrate)": a migration (one
+// the HA manager runs, too) holds the VM, so the request did nothing and
+// may be sent again once the VM arrived on its new node.
+func IsVMMigrating(err error) bool {
+	const msg = "VM is locked (migrate)"
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return strings.Contains(ae.Message, msg)
+	}
+	var te *TaskError
+	return errors.As(err, &te) && strings.Contains(te.ExitStatus, msg)
+}
+
+// IsVMConfigMissing reports PVE's "Configuration file
+// 'nodes/<node>/qemu-server/<vmid>.conf' does not exist", as a request or a
+// task's failure: the VM is not (or no longer) on that node.
+func IsVMConfigMissing(err error) bool {
+	if errors.Is(err, ErrNotFound) {
+		return true
+	}
+	var te *TaskError
+	return errors.As(err, &te) && strings.Contains(te.ExitStatus, "qemu-server/") && strings.Contains(te.ExitStatus, "does not exist")
 }
 
 // IsConfigLockTimeout reports PVE's "can't lock file '...' - got timeout"

@@ -14,6 +14,9 @@ type ClusterResource struct {
 	Name   string
 	Status string
 	VMID   int64
+	// Lock is a guest's config lock (migrate, backup, ...), HAState the
+	// HA manager's state of an HA-managed guest (started, migrate, ...).
+	Lock, HAState string
 }
 
 // ClusterResources lists the cluster's resources; typ filters by vm,
@@ -26,12 +29,14 @@ func (c *Client) ClusterResources(ctx context.Context, typ string) ([]ClusterRes
 		p.Set("type", typ)
 	}
 	var wire []struct {
-		ID     flexString `json:"id"`
-		Type   flexString `json:"type"`
-		Node   flexString `json:"node"`
-		Name   flexString `json:"name"`
-		Status flexString `json:"status"`
-		VMID   flexInt    `json:"vmid"`
+		ID      flexString `json:"id"`
+		Type    flexString `json:"type"`
+		Node    flexString `json:"node"`
+		Name    flexString `json:"name"`
+		Status  flexString `json:"status"`
+		VMID    flexInt    `json:"vmid"`
+		Lock    flexString `json:"lock"`
+		HAState flexString `json:"hastate"`
 	}
 	if err := c.Get(ctx, "/cluster/resources", p, &wire); err != nil {
 		return nil, err
@@ -39,7 +44,7 @@ func (c *Client) ClusterResources(ctx context.Context, typ string) ([]ClusterRes
 	out := make([]ClusterResource, 0, len(wire))
 	for _, w := range wire {
 		out = append(out, ClusterResource{ID: string(w.ID), Type: string(w.Type), Node: string(w.Node), Name: string(w.Name),
-			Status: string(w.Status), VMID: int64(w.VMID)})
+			Status: string(w.Status), VMID: int64(w.VMID), Lock: string(w.Lock), HAState: string(w.HAState)})
 	}
 	return out, nil
 }

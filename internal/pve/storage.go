@@ -325,6 +325,43 @@ type ZFSPool struct {
 	Health            string
 }
 
+// VolumeGroup is one LVM volume group of a node.
+type VolumeGroup struct {
+	Name       string
+	Size, Free int64
+	// PVs are the physical volumes' device paths.
+	PVs []string
+}
+
+// ListVolumeGroups lists the node's LVM volume groups, sorted by name.
+//
+//pve:operation GET /nodes/{node}/disks/lvm
+func (c *Client) ListVolumeGroups(ctx context.Context, node string) ([]VolumeGroup, error) {
+	var wire struct {
+		Children []struct {
+			Name     flexString `json:"name"`
+			Size     flexInt    `json:"size"`
+			Free     flexInt    `json:"free"`
+			Children []struct {
+				Name flexString `json:"name"`
+			} `json:"children"`
+		} `json:"children"`
+	}
+	if err := c.Get(ctx, "/nodes/"+PathEscape(node)+"/disks/lvm", nil, &wire); err != nil {
+		return nil, err
+	}
+	out := make([]VolumeGroup, 0, len(wire.Children))
+	for _, w := range wire.Children {
+		vg := VolumeGroup{Name: string(w.Name), Size: int64(w.Size), Free: int64(w.Free)}
+		for _, pv := range w.Children {
+			vg.PVs = append(vg.PVs, string(pv.Name))
+		}
+		out = append(out, vg)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
 // ListZFSPools lists the node's zpools.
 //
 //pve:operation GET /nodes/{node}/disks/zfs

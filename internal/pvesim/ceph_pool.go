@@ -45,9 +45,17 @@ func registerCephPool(t *routeTable) {
 		if _, err := c.s.cephLocked(c); err != nil {
 			return nil, err
 		}
-		return []map[string]any{{"name": "replicated_rule"}}, nil
+		out := []map[string]any{}
+		for _, r := range cephCrushRules {
+			out = append(out, map[string]any{"name": r})
+		}
+		return out, nil
 	}})
 }
+
+// cephCrushRules are the CRUSH rules `osd crush rule ls` lists: a new
+// cluster has only Ceph's default, and the simulator creates no others.
+var cephCrushRules = []string{"replicated_rule"}
 
 func poolSchema(create bool) schema {
 	sc := schema{

@@ -3,6 +3,7 @@ package pvesim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,7 +109,7 @@ func (cs *cephState) osdPoolSet(p *cephPool, key, val string) error {
 		}
 		p.Application = val
 	case "crush_rule":
-		if val != "replicated_rule" {
+		if !slices.Contains(cephCrushRules, val) {
 			return fmt.Errorf("crush rule %s does not exist", val)
 		}
 		p.CrushRule = val

@@ -30,7 +30,9 @@ import (
 // service state started and the VM running for `started`, stopped for
 // `stopped` and `disabled`, no service entry for `ignored`. Placement
 // (groups, node-affinity rules, failback) is stored and checked, but guests
-// are not moved by it.
+// are not moved by it; migrations (`ha-manager migrate`, a hamigrate task,
+// or the HAMigrate hooks standing for maintenance and the CRS) run as the
+// LRM runs them (haMigrateLocked).
 
 // haConfig is /etc/pve/ha of one trust domain plus the manager status.
 type haConfig struct {
@@ -68,6 +70,9 @@ type haService struct {
 	// Target is the state the CRM is bringing the service to since Since.
 	Target string    `json:"target,omitempty"`
 	Since  time.Time `json:"since,omitempty"`
+	// MigrateTo is the target node while the service is in state
+	// `migrate` or `relocate` (manager_status' `target`).
+	MigrateTo string `json:"migrate_to,omitempty"`
 }
 
 // haIntKeys are options whose schema type is integer or boolean: the API
@@ -584,6 +589,9 @@ func haManagerStatus(c *call) (any, *apiError) {
 		ss := map[string]any{}
 		for sid, svc := range h.Services {
 			e := map[string]any{"node": svc.Node, "state": svc.State, "uid": svc.UID}
+			if svc.MigrateTo != "" {
+				e["target"] = svc.MigrateTo
+			}
 			if svc.Running {
 				e["running"] = 1
 			}

@@ -109,26 +109,19 @@ func haPurgeFromRules(h *haConfig, sid string) {
 
 // haGuestRequestLocked is what the hastart, hastop and hamigrate tasks of
 // an HA-managed VM ask the CRM for: "started", "stopped" or
-// "migrate:<node>". The CRM acts at once (as haRequestLocked): a migration
-// moves the stopped or running guest with its config, as the LRM's
-// migrate would for a guest on shared storage.
+// "migrate:<node>". The CRM acts at once (as haRequestLocked); a
+// migration is queued, as `ha-manager migrate` does, and the LRM carries
+// it out after the task ended (haMigrateLocked).
 func (s *Sim) haGuestRequestLocked(node string, vmid int, request string) error {
 	if target, ok := strings.CutPrefix(request, "migrate:"); ok {
 		from, vm := s.guestNodeLocked(node, vmid)
-		if vm == nil {
+		if vm == nil || s.haDomainLocked(node) == nil {
 			return fmt.Errorf("service 'vm:%d' not found", vmid)
 		}
 		if from == target {
-			return nil
+			return nil // the CRM ignores it: already there
 		}
-		ts := s.st.Nodes[target]
-		if ts.VMs == nil {
-			ts.VMs = map[int]*qemuVM{}
-		}
-		delete(s.st.Nodes[from].VMs, vmid)
-		ts.VMs[vmid] = vm
-		s.saveLocked()
-		return nil
+		return s.haMigrateLocked(s.haDomainLocked(node), vmid, target, "migrate", 0, nil)
 	}
 	if !s.haRequestLocked(node, vmid, request) {
 		return fmt.Errorf("service 'vm:%d' not found", vmid)

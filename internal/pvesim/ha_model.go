@@ -3,9 +3,11 @@ package pvesim
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -77,6 +79,9 @@ func (s *Sim) haTickLocked(h *haConfig) {
 	for sid, svc := range h.Services {
 		if svc.Target == "" || svc.State == svc.Target || now.Before(svc.Since.Add(h.crmDelay)) {
 			continue
+		}
+		if svc.State == "migrate" || svc.State == "relocate" {
+			continue // the LRM's migration ends it (haMigrateLocked)
 		}
 		if svc.State == "error" && haRequestState(h.Resources[sid]) != "disabled" {
 			continue // only disabled clears the error state
@@ -161,4 +166,114 @@ func (s *Sim) haStateLocked(node string, vmid int) string {
 		return r.Opts["state"]
 	}
 	return ""
+}
+
+// haMigrateLocked is the CRM and the LRM carrying out `migrate` (or
+// `relocate`) of vm:<vmid> to target, as for `ha-manager migrate`, node
+// maintenance or a CRS rebalance (Manager.pm next_state_started,
+// Resources/PVEVM.pm migrate). The service enters the state at once
+// (node = source, target = target). The source's LRM calls migrate_vm as
+// root@pam with force and with-local-disks, online for a running guest
+// (relocate shuts it down first): a qmigrate task on the source whose
+// worker puts `lock: migrate` into the config, takes extra (plus the
+// task's run time), then moves the config to target's qemu-server
+// directory and unlocks it; the CRM then puts the service back to
+// `started` (or `stopped`) on target. Meanwhile writers of the VM get
+// "VM is locked (migrate)", and once the config moved the source answers
+// "Configuration file 'nodes/<source>/qemu-server/<vmid>.conf' does not
+// exist". done, if not nil, runs when the migration ended either way
+// (and WaitHAMigrations returns once none runs).
+func (s *Sim) haMigrateLocked(h *haConfig, vmid int, target, cmd string, extra time.Duration, done func()) error {
+	sid := fmt.Sprintf("vm:%d", vmid)
+	s.haTickLocked(h)
+	svc := h.Services[sid]
+	if svc == nil {
+		return fmt.Errorf("service '%s' not managed by HA", sid)
+	}
+	if svc.State == "migrate" || svc.State == "relocate" {
+		return fmt.Errorf("service '%s' is already in state '%s'", sid, svc.State)
+	}
+	from := svc.Node
+	ns, ts := s.st.Nodes[from], s.st.Nodes[target]
+	if ts == nil || ns == nil || ts.Domain != ns.Domain {
+		return fmt.Errorf("ignore service '%s' %s request - node '%s' not online", sid, cmd, target)
+	}
+	if from == target {
+		return fmt.Errorf("ignore service '%s' %s request - service already on node '%s'", sid, cmd, target)
+	}
+	vm := ns.VMs[vmid]
+	if vm == nil {
+		return fmt.Errorf("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", from, vmid) //nolint:staticcheck // PVE's text
+	}
+	vm.normalize()
+	if e := vm.checkLock(); e != nil {
+		return errors.New(e.Message)
+	}
+	if aerr := s.checkStorageOnTargetLocked(from, target, vm); aerr != nil {
+		return errors.New(aerr.Message)
+	}
+	prev := svc.State
+	svc.State, svc.MigrateTo, svc.UID = cmd, target, haUID(sid, cmd+time.Now().String())
+	wasRunning := vm.running()
+	if cmd == "relocate" && wasRunning {
+		s.powerOffLocked(vm)
+	}
+	vm.setLock("migrate")
+	s.writeVMLocked(vm)
+	s.haMigrations++
+	ended := func() {
+		s.haMigrations--
+		s.haMigrationsCond().Broadcast()
+		if done != nil {
+			done()
+		}
+	}
+	lrm := &call{s: s, listener: from, method: "POST", path: fmt.Sprintf("/nodes/%s/qemu/%d/migrate", from, vmid),
+		params: map[string]string{"node": from, "vmid": strconv.Itoa(vmid), "target": target}, user: "root@pam"}
+	// back is where the CRM puts the service when the migration failed:
+	// the state it had, on the source.
+	back := func() {
+		vm.setLock("")
+		s.writeVMLocked(vm)
+		if svc := h.Services[sid]; svc != nil && svc.State == cmd {
+			svc.State, svc.MigrateTo = prev, ""
+		}
+		ended()
+	}
+	upid := s.startTaskLocked(lrm, "qmigrate", strconv.Itoa(vmid), func(t *task) (int, error) {
+		t.Log = append(t.Log, fmt.Sprintf("starting migration of VM %d to node '%s'", vmid, target))
+		s.waitLocked(extra)
+		if err := s.moveVMLocked(vm, from, target, &t.Log); err != nil {
+			back()
+			return 0, err
+		}
+		vm.setLock("")
+		s.writeVMLocked(vm)
+		r := h.Resources[sid]
+		if cmd == "relocate" && wasRunning && r != nil && haRequestState(r) == "started" {
+			s.powerOnLocked(target, vm)
+		}
+		if svc := h.Services[sid]; svc != nil && svc.State == cmd {
+			svc.Node, svc.MigrateTo = target, ""
+			svc.State, svc.Running = "stopped", false
+			if vm.running() {
+				svc.State, svc.Running = "started", true
+			}
+			svc.UID = haUID(sid, svc.State+time.Now().String())
+		}
+		t.Log = append(t.Log, "migration finished successfully")
+		ended()
+		return 0, nil
+	})
+	s.setTaskUndoLocked(ns, upid, back)
+	return nil
+}
+
+// haMigrationsCond is signalled when an HA migration ends. Caller holds
+// s.mu.
+func (s *Sim) haMigrationsCond() *sync.Cond {
+	if s.haMigrationsEnded == nil {
+		s.haMigrationsEnded = sync.NewCond(&s.mu)
+	}
+	return s.haMigrationsEnded
 }

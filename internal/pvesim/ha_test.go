@@ -282,3 +282,81 @@ func TestHACreateNeedsQuorum(t *testing.T) {
 	s.PowerOff("z2g4c")
 	wantDie(t, c.do("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:100"}}), "cluster not ready - no quorum?")
 }
+
+// An HA migration as the LRM runs it: while it runs, the service is in
+// `migrate` with its target, the config is locked and writers are refused;
+// afterwards the config lives on the target, the source no longer has it,
+// and the service is started there. A hamigrate task only queues one.
+func TestHAMigrationByTheLRM(t *testing.T) {
+	for _, rel := range []string{"9.1", "8.4"} {
+		t.Run(rel, func(t *testing.T) {
+			s, c := haSim(t, rel)
+			// The trigger waits for a request at which HA can migrate: the
+			// first one comes before the VM is in HA.
+			s.HAMigrateOnRequest(100, "z2g4c", 300*time.Millisecond, "GET", "/cluster/ha/status/manager_status")
+			c.ok("GET", "/cluster/ha/status/manager_status", nil)
+			c.ok("POST", "/cluster/ha/resources", url.Values{"sid": {"vm:100"}, "state": {"started"}})
+			ms := c.ok("GET", "/cluster/ha/status/manager_status", nil).data().(map[string]any)
+			e := ms["manager_status"].(map[string]any)["service_status"].(map[string]any)["vm:100"].(map[string]any)
+			if e["state"] != "migrate" || e["node"] != "z2g4b" || e["target"] != "z2g4c" {
+				t.Fatalf("service during the migration: %v", e)
+			}
+			cfg := c.ok("GET", "/nodes/z2g4b/qemu/100/config", nil).data().(map[string]any)
+			if cfg["lock"] != "migrate" {
+				t.Fatalf("config during the migration: %v", cfg)
+			}
+			wantDie(t, c.do("PUT", "/nodes/z2g4b/qemu/100/config", url.Values{"memory": {"1024"}}), "VM is locked (migrate)")
+			var row map[string]any
+			for _, r := range c.ok("GET", "/cluster/resources", url.Values{"type": {"vm"}}).data().([]any) {
+				if r.(map[string]any)["vmid"] == float64(100) {
+					row = r.(map[string]any)
+				}
+			}
+			if row["hastate"] != "migrate" || row["lock"] != "migrate" || row["node"] != "z2g4b" {
+				t.Fatalf("cluster resources during the migration: %v", row)
+			}
+			tasks := c.ok("GET", "/nodes/z2g4b/tasks", url.Values{"source": {"active"}}).data().([]any)
+			if len(tasks) != 1 || tasks[0].(map[string]any)["type"] != "qmigrate" || tasks[0].(map[string]any)["user"] != "root@pam" {
+				t.Fatalf("source's tasks during the migration: %v", tasks)
+			}
+			s.WaitHAMigrations()
+			wantDie(t, c.do("GET", "/nodes/z2g4b/qemu/100/config", nil), "Configuration file 'nodes/z2g4b/qemu-server/100.conf' does not exist")
+			if cfg := c.ok("GET", "/nodes/z2g4c/qemu/100/config", nil).data().(map[string]any); cfg["lock"] != nil {
+				t.Fatalf("config after the migration: %v", cfg)
+			}
+			if st, _ := s.GuestStatus(100); st != "running" {
+				t.Fatalf("guest after the migration: %s", st)
+			}
+			ms = c.ok("GET", "/cluster/ha/status/manager_status", nil).data().(map[string]any)
+			e = ms["manager_status"].(map[string]any)["service_status"].(map[string]any)["vm:100"].(map[string]any)
+			if e["state"] != "started" || e["node"] != "z2g4c" || e["target"] != nil {
+				t.Fatalf("service after the migration: %v", e)
+			}
+
+			// Through the API: the hamigrate task ends before the guest moved.
+			upid := c.ok("POST", "/nodes/z2g4c/qemu/100/migrate", url.Values{"target": {"z2g4a"}, "online": {"1"}}).data().(string)
+			if !strings.Contains(upid, ":hamigrate:100:") {
+				t.Fatalf("migrate of an HA VM started %s", upid)
+			}
+			waitVia(t, c, "z2g4c", upid)
+			if _, node := s.GuestStatus(100); node != "z2g4c" {
+				t.Fatalf("the guest moved before the LRM migrated it, to %s", node)
+			}
+			s.WaitHAMigrations()
+			if _, node := s.GuestStatus(100); node != "z2g4a" {
+				t.Fatalf("guest after hamigrate: on %s", node)
+			}
+
+			// relocate: stopped while it moves, started on the target.
+			if err := s.HARelocate(100, "z2g4b", 0); err != nil {
+				t.Fatal(err)
+			}
+			if st, node := s.GuestStatus(100); st != "running" || node != "z2g4b" {
+				t.Fatalf("guest after relocate: %s on %s", st, node)
+			}
+			if err := s.HAMigrate(100, "z2g4b", 0); err == nil || err.Error() != "ignore service 'vm:100' migrate request - service already on node 'z2g4b'" {
+				t.Fatalf("migrate to its own node: %v", err)
+			}
+		})
+	}
+}

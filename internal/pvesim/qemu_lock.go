@@ -78,12 +78,15 @@ func (s *Sim) flockVMLocked(vm *qemuVM, timeout time.Duration) (func(), *apiErro
 
 // workLocked lets a worker spend its working time (one TaskDuration)
 // holding the config lock, with s.mu released. Caller holds s.mu.
-func (s *Sim) workLocked() {
-	if s.opts.TaskDuration <= 0 {
+func (s *Sim) workLocked() { s.waitLocked(s.opts.TaskDuration) }
+
+// waitLocked lets d pass with s.mu released. Caller holds s.mu.
+func (s *Sim) waitLocked(d time.Duration) {
+	if d <= 0 {
 		return
 	}
 	s.mu.Unlock()
-	t := time.NewTimer(s.opts.TaskDuration)
+	t := time.NewTimer(d)
 	select {
 	case <-t.C:
 	case <-s.closing:

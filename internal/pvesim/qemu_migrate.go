@@ -40,20 +40,8 @@ func migrateVM(c *call) (any, *apiError) {
 		warnOffline = true
 		online = false
 	}
-	// check_storage_availability: every storage the VM uses must exist on
-	// the target.
-	for _, vd := range volumeDrives(vm.Config) {
-		store, _, serr := splitVolid(vd.d.file())
-		if serr != nil {
-			continue
-		}
-		e, eerr := s.storageEntryLocked(node, store)
-		if eerr != nil {
-			return nil, die("%v", eerr)
-		}
-		if e.Opts["disable"] == "1" || !e.onNode(target) {
-			return nil, die("storage '%s' is not available on node '%s'", store, target)
-		}
+	if aerr := s.checkStorageOnTargetLocked(node, target, vm); aerr != nil {
+		return nil, aerr
 	}
 	if s.haManagedLocked(node, vm.VMID) {
 		return s.haRequestTask(c, "hamigrate", vm, "migrate:"+target, fmt.Sprintf("Requesting HA migration for VM %d to node %s", vm.VMID, target)), nil
@@ -78,25 +66,11 @@ func migrateVM(c *call) (any, *apiError) {
 		t.Log = append(t.Log, fmt.Sprintf("starting migration of VM %d to node '%s'", vm.VMID, target))
 		// Local volumes: live migration needs with-local-disks; offline
 		// ones are copied to the same storage on the target.
-		var local []*simVolume
 		var problems []string
-		for _, vd := range volumeDrives(vm.Config) {
-			store, _, serr := splitVolid(vd.d.file())
-			if serr != nil {
-				continue
+		for _, lv := range s.localVolumesLocked(node, vm) {
+			if online && isDriveKey(lv.key) && !withLocal {
+				problems = append(problems, fmt.Sprintf("can't migrate local disk '%s': can't live migrate attached local disks without with-local-disks option", lv.v.volid()))
 			}
-			e, eerr := s.storageEntryLocked(node, store)
-			if eerr != nil || e.shared() {
-				continue
-			}
-			v, verr := s.volumeLocked(node, vd.d.file())
-			if verr != nil {
-				continue
-			}
-			if online && isDriveKey(vd.key) && !withLocal {
-				problems = append(problems, fmt.Sprintf("can't migrate local disk '%s': can't live migrate attached local disks without with-local-disks option", vd.d.file()))
-			}
-			local = append(local, v)
 		}
 		if len(problems) > 0 {
 			t.Log = append(t.Log, problems...)
@@ -105,25 +79,79 @@ func migrateVM(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("migration aborted (duration 00:00:00): can't migrate VM - check log")
 		}
 		s.workLocked()
-		ns, ts := s.st.Nodes[node], s.st.Nodes[target]
-		if ns.VMs[vm.VMID] != vm {
-			return 0, fmt.Errorf("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", node, vm.VMID) //nolint:staticcheck // PVE's text
+		if err := s.moveVMLocked(vm, node, target, &t.Log); err != nil {
+			return 0, err
 		}
-		for _, v := range local {
-			e, _ := s.storageEntryLocked(node, v.Storage) // found above
-			delete(s.volumesLocked(node, e), v.volid())
-			s.volumesLocked(target, e)[v.volid()] = v
-			t.Log = append(t.Log, fmt.Sprintf("copying local disk '%s'", v.volid()))
-		}
-		if ts.VMs == nil {
-			ts.VMs = map[int]*qemuVM{}
-		}
-		delete(ns.VMs, vm.VMID)
-		ts.VMs[vm.VMID] = vm
 		vm.setLock("")
 		s.writeVMLocked(vm)
 		t.Log = append(t.Log, fmt.Sprintf("migration finished successfully (duration 00:00:%02d)", int(2*s.opts.TaskDuration/time.Second)))
 		return warnings, nil
 	})
 	return upid, nil
+}
+
+// checkStorageOnTargetLocked is check_storage_availability: every storage
+// the VM uses must exist on the target.
+func (s *Sim) checkStorageOnTargetLocked(node, target string, vm *qemuVM) *apiError {
+	for _, vd := range volumeDrives(vm.Config) {
+		store, _, serr := splitVolid(vd.d.file())
+		if serr != nil {
+			continue
+		}
+		e, eerr := s.storageEntryLocked(node, store)
+		if eerr != nil {
+			return die("%v", eerr)
+		}
+		if e.Opts["disable"] == "1" || !e.onNode(target) {
+			return die("storage '%s' is not available on node '%s'", store, target)
+		}
+	}
+	return nil
+}
+
+// localVolume is a volume of the VM on a storage that is not shared, by
+// the config key that holds it.
+type localVolume struct {
+	key string
+	v   *simVolume
+}
+
+func (s *Sim) localVolumesLocked(node string, vm *qemuVM) []localVolume {
+	var out []localVolume
+	for _, vd := range volumeDrives(vm.Config) {
+		store, _, serr := splitVolid(vd.d.file())
+		if serr != nil {
+			continue
+		}
+		e, eerr := s.storageEntryLocked(node, store)
+		if eerr != nil || e.shared() {
+			continue
+		}
+		if v, verr := s.volumeLocked(node, vd.d.file()); verr == nil {
+			out = append(out, localVolume{key: vd.key, v: v})
+		}
+	}
+	return out
+}
+
+// moveVMLocked is the end of a migration: local volumes are copied to the
+// same storage on target and the config moves from
+// /etc/pve/nodes/<node>/qemu-server to target's.
+func (s *Sim) moveVMLocked(vm *qemuVM, node, target string, log *[]string) error {
+	ns, ts := s.st.Nodes[node], s.st.Nodes[target]
+	if ns.VMs[vm.VMID] != vm {
+		return fmt.Errorf("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", node, vm.VMID) //nolint:staticcheck // PVE's text
+	}
+	for _, lv := range s.localVolumesLocked(node, vm) {
+		e, _ := s.storageEntryLocked(node, lv.v.Storage) // found by localVolumesLocked
+		delete(s.volumesLocked(node, e), lv.v.volid())
+		s.volumesLocked(target, e)[lv.v.volid()] = lv.v
+		*log = append(*log, fmt.Sprintf("copying local disk '%s'", lv.v.volid()))
+	}
+	if ts.VMs == nil {
+		ts.VMs = map[int]*qemuVM{}
+	}
+	delete(ns.VMs, vm.VMID)
+	ts.VMs[vm.VMID] = vm
+	return nil
 }

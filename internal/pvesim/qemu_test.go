@@ -428,6 +428,8 @@ func TestQemuHAManagedVM(t *testing.T) {
 		t.Errorf("after hastop: %s", st)
 	}
 	qmTaskOK(t, c, c.ok("POST", vm100+"/migrate", vals("target", "z2g4b")))
+	// hamigrate queues the migration; the LRM carries it out.
+	s.WaitHAMigrations()
 	if cfg := c.do("GET", "/nodes/z2g4b/qemu/100/config", nil); cfg.status != 200 {
 		t.Errorf("after the HA migration VM 100 is not on z2g4b: %d %s", cfg.status, cfg.raw)
 	}

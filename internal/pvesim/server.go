@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,6 +260,7 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
+	s.fireTriggersLocked(r.Method, rel)
 	c := &call{s: s, listener: listener, method: r.Method, path: rel, params: params, kinds: kinds, user: user, rec: &rec}
 	res, herr := s.dispatch(c, rt, md)
 	s.mu.Unlock()
@@ -270,6 +272,24 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeData(sw, res, c.extra)
+}
+
+// requestTrigger is something a hook lets happen in the cluster just
+// before the first request matching method and path at which it can
+// happen is served (an HA migration the request then meets: ha_hooks.go).
+type requestTrigger struct {
+	method string
+	path   *regexp.Regexp
+	fire   func() bool // under s.mu; false: not yet (kept for the next request)
+}
+
+func (s *Sim) fireTriggersLocked(method, path string) {
+	for i, t := range s.triggers {
+		if t.method == method && t.path.MatchString(path) && t.fire() {
+			s.triggers = append(s.triggers[:i:i], s.triggers[i+1:]...)
+			return
+		}
+	}
 }
 
 func (s *Sim) dispatch(c *call, rt *route, md *method) (any, *apiError) {

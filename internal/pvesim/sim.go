@@ -118,6 +118,12 @@ type Sim struct {
 	mu     sync.Mutex
 	st     *simState
 	faults []*Fault
+	// triggers run before the first request they match (server.go).
+	triggers []*requestTrigger
+	// haMigrations counts the HA migrations running; haMigrationsEnded
+	// is signalled when one ends (ha_model.go).
+	haMigrations      int
+	haMigrationsEnded *sync.Cond
 	// faultSerial numbers faults for their seeded draws (faults.go).
 	faultSerial int
 

@@ -110,6 +110,7 @@ func registerStorageDisks(t *routeTable) {
 	t.add("DELETE", "/nodes/{node}/disks/lvmthin/{name}", &method{params: schema{
 		"node": nodeParam(), "name": name(), "volume-group": name(), "cleanup-config": pBool(), "cleanup-disks": pBool(),
 	}, handler: deleteThinPool})
+	t.add("GET", "/nodes/{node}/disks/lvm", &method{params: node, handler: listVGs})
 	t.add("GET", "/nodes/{node}/disks/zfs", &method{params: node, handler: listZPools})
 	t.add("POST", "/nodes/{node}/disks/zfs", &method{params: schema{
 		"node": nodeParam(), "name": name(), "devices": pFmt("string-list").req(),
@@ -153,6 +154,70 @@ func listThinPools(c *call) (any, *apiError) {
 		})
 	}
 	return out, nil
+}
+
+// listVGs is Disks/LVM.pm's index, LVMPlugin::lvm_vgs(1): every volume
+// group of the node with its physical volumes, sorted by name: the
+// installer's pve on the boot disk's third partition, those of thin pools
+// created on whole disks, and ceph-volume's ceph-<uuid> on OSD disks.
+func listVGs(c *call) (any, *apiError) {
+	s, ns := c.s, c.node()
+	var cs *cephState
+	if d := s.st.Domains[ns.Domain]; d != nil {
+		cs = d.Ceph
+	}
+	type vg struct {
+		name, pv   string
+		size, free int64
+		lvs        int
+	}
+	var vgs []vg
+	for _, d := range s.nodeDisks(ns) {
+		pvSize := (d.Size - 1<<20) / lvmExtent * lvmExtent
+		switch {
+		case d.Boot:
+			// cli_lsblk.go's installer layout: everything but 4 GiB is
+			// allocated (swap, root, data with its metadata and spare).
+			const biosBoot, esp = 1031168, 1 << 30
+			size := (d.Size - biosBoot - esp - (1 << 20)) / lvmExtent * lvmExtent
+			vgs = append(vgs, vg{name: "pve", pv: partName(d.DevPath, 3), size: size, free: 4 << 30, lvs: 3})
+		case d.VG != "":
+			used, n := int64(0), 0
+			for _, p := range s.thinPools(ns) {
+				if p.VG == d.VG {
+					used += p.Size + 2*p.MetaSize
+					n++
+				}
+			}
+			vgs = append(vgs, vg{name: d.VG, pv: d.DevPath, size: pvSize, free: max(pvSize-used, 0), lvs: n})
+		case cs != nil && len(s.diskOSDs(ns, d)) > 0:
+			used, n := int64(0), 0
+			for _, o := range cs.OSDs {
+				if o.Host != ns.Name {
+					continue
+				}
+				if o.Dev == d.DevPath {
+					used, n = used+o.Size, n+1
+				}
+				if o.DBDev == d.DevPath {
+					used, n = used+o.DBSize, n+1
+				}
+				if o.WALDev == d.DevPath {
+					used, n = used+o.WALSize, n+1
+				}
+			}
+			vgs = append(vgs, vg{name: "ceph-" + hashUUID(ns.Name, d.DevPath, "vg"), pv: d.DevPath, size: pvSize, free: max(pvSize-used, 0), lvs: n})
+		}
+	}
+	sort.Slice(vgs, func(i, j int) bool { return vgs[i].name < vgs[j].name })
+	children := []map[string]any{}
+	for _, v := range vgs {
+		children = append(children, map[string]any{
+			"leaf": 0, "name": v.name, "size": v.size, "free": v.free, "lvcount": v.lvs,
+			"children": []map[string]any{{"leaf": 1, "name": v.pv, "size": v.size, "free": v.free}},
+		})
+	}
+	return map[string]any{"leaf": 0, "children": children}, nil
 }
 
 func s2slice(m map[string]*thinPool) []*thinPool {

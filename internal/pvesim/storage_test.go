@@ -241,6 +241,20 @@ func TestNodeThinPoolAndZFS(t *testing.T) {
 			t.Fatalf("sdb after lvmthin: %v", d)
 		}
 	}
+	// Disks/LVM.pm's index: the installer's pve and the new VG, each
+	// with its physical volume.
+	vgs := c.ok("GET", base+"lvm", nil).data().(map[string]any)["children"].([]any)
+	if len(vgs) != 2 {
+		t.Fatalf("volume groups: %v", vgs)
+	}
+	for i, want := range [][2]string{{"fast", "/dev/sdb"}, {"pve", "/dev/sda3"}} {
+		vg := vgs[i].(map[string]any)
+		pvs := vg["children"].([]any)
+		if vg["name"] != want[0] || len(pvs) != 1 || pvs[0].(map[string]any)["name"] != want[1] ||
+			vg["free"].(float64) >= vg["size"].(float64) || vg["lvcount"].(float64) < 1 {
+			t.Fatalf("volume group %d: %v", i, vg)
+		}
+	}
 	r = c.do("POST", base+"zfs", vals("name", "tank", "devices", "/dev/sdb,/dev/sdc", "raidlevel", "mirror"))
 	if r.status != 500 || r.msg() != "device '/dev/sdb' is already in use\n" {
 		t.Fatalf("zfs on a used disk: %d %q", r.status, r.msg())

@@ -3,12 +3,16 @@ package ceph
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
 )
 
 // Pending restarts are planned work (issue #13): with rolling_restart the
@@ -26,15 +30,136 @@ func (r *configResource) warnPending(ctx context.Context, m *configModel, names 
 	hosts := map[string]string{}
 	if c, err := r.PD.NodeClient(ctx, m.Node.ValueString()); err == nil {
 		if topo, err := cephTopology(ctx, c, m.Node.ValueString()); err == nil {
-			for _, d := range topo {
-				hosts[d.Name()] = d.Host
-			}
+			hosts = daemonHosts(topo)
 		} else {
 			tflog.Debug(ctx, "listing the Ceph daemons for the restart advice", map[string]any{"error": err.Error()})
 		}
 	}
 	diags.AddAttributeWarning(path.Root("apply"), fmt.Sprintf("%d Ceph daemon(s) wait for a restart: %s %s", len(names), configTypeName, m.id()),
 		pendingAdvice(m.id(), names, hosts))
+}
+
+func daemonHosts(topo []cephDaemon) map[string]string {
+	hosts := make(map[string]string, len(topo))
+	for _, d := range topo {
+		hosts[d.Name()] = d.Host
+	}
+	return hosts
+}
+
+// warnAtPlan is the plan's part of pending work with apply = "none": the
+// daemons that already wait (pending_restart in state) and those this
+// plan's change of settings will leave waiting, judged as the apply judges
+// them (restartKinds: `ceph config help` per changed key, the daemons from
+// PVE's lists), with the reads cached per command. Without it the plan
+// said "1 to change" and only the apply warned. A change that cannot be
+// judged now (unknown settings, Ceph not readable yet) warns only for what
+// already waits; the apply warns for the rest.
+func (r *configResource) warnAtPlan(ctx context.Context, plan, state *configModel, diags *diag.Diagnostics) {
+	var waiting []string
+	if state != nil {
+		waiting = listStrings(state)
+	}
+	changed := r.restartingAtPlan(ctx, plan, state)
+	if len(changed.daemons) == 0 {
+		r.warnPending(ctx, plan, waiting, diags)
+		return
+	}
+	all := changed.daemons
+	for _, n := range waiting {
+		if n != "none" && !slices.Contains(daemonNames(all), n) {
+			all = append(all, cephDaemonFromName(n))
+		}
+	}
+	sortDaemons(all)
+	names := daemonNames(all)
+	diags.AddAttributeWarning(path.Root("apply"),
+		fmt.Sprintf("%d Ceph daemon(s) will wait for a restart after this apply: %s %s", len(names), configTypeName, plan.id()),
+		fmt.Sprintf("This plan changes %s, which Ceph reads only when a daemon starts, and apply = \"none\" restarts nothing. After the apply, %s",
+			framework.Quoted(changed.keys), pendingAdvice(plan.id(), names, daemonHosts(changed.topo))))
+}
+
+// plannedRestart is what a planned change of settings will leave waiting.
+type plannedRestart struct {
+	keys    []string // the changed keys that need a restart
+	daemons []cephDaemon
+	topo    []cephDaemon
+}
+
+// restartingAtPlan says which daemons the plan's settings change will
+// leave waiting for a restart; empty when nothing can be judged.
+func (r *configResource) restartingAtPlan(ctx context.Context, plan, state *configModel) plannedRestart {
+	var out plannedRestart
+	pd := r.PD
+	if pd == nil || pd.Client == nil || pd.NodeExec == nil || plan.Node.IsUnknown() || plan.Settings.IsUnknown() ||
+		plan.Who.IsUnknown() || plan.Target.IsUnknown() {
+		return out
+	}
+	want, d := plan.settings(ctx)
+	if d.HasError() {
+		return out
+	}
+	old := map[string]string{}
+	if state != nil {
+		if old, d = state.settings(ctx); d.HasError() {
+			return out
+		}
+	}
+	var keys []string
+	for k, v := range want {
+		if o, ok := old[k]; !ok || o != v {
+			keys = append(keys, k)
+		}
+	}
+	for k := range old {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return out
+	}
+	sort.Strings(keys)
+	node, who, target := plan.Node.ValueString(), plan.Who.ValueString(), plan.Target.ValueString()
+	cli := cephCLI{ex: pd.NodeExec, node: node}
+	var kindsNeeded [][]string
+	for _, k := range keys {
+		info, err := framework.CachedRead(ctx, pd.Reads, "ceph/config-help/"+node+"/"+k, func(ctx context.Context) (*optionInfo, error) {
+			return cli.optionHelp(ctx, k)
+		})
+		if err != nil {
+			tflog.Debug(ctx, "Ceph option help not readable at plan; restarts are judged at apply", map[string]any{"key": k, "error": err.Error()})
+			return plannedRestart{}
+		}
+		needs, kinds, _ := restartKinds(ctx, cli, target, who, k, map[string]*optionInfo{k: info})
+		if needs {
+			out.keys = append(out.keys, k)
+			kindsNeeded = append(kindsNeeded, kinds)
+		}
+	}
+	if len(out.keys) == 0 {
+		return out
+	}
+	topo, err := framework.CachedRead(ctx, pd.Reads, "ceph/topology/"+node, func(ctx context.Context) ([]cephDaemon, error) {
+		c, err := pd.NodeClient(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		return cephTopology(ctx, c, node)
+	})
+	if err != nil {
+		tflog.Debug(ctx, "Ceph daemons not readable at plan; restarts are judged at apply", map[string]any{"node": node, "error": err.Error()})
+		return plannedRestart{}
+	}
+	out.topo = topo
+	for _, kinds := range kindsNeeded {
+		for _, d := range affectedDaemons(topo, who, kinds) {
+			if !containsDaemon(out.daemons, d) {
+				out.daemons = append(out.daemons, d)
+			}
+		}
+	}
+	return out
 }
 
 // pendingAdvice says which daemons wait and how to restart them: the

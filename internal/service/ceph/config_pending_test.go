@@ -75,3 +75,43 @@ func TestAccCephConfig_pendingRestartWarns(t *testing.T) {
 	}
 	e.Run(t, tc)
 }
+
+// With apply = "none" the plan that makes daemons wait says so, not only
+// the apply: how many will wait and how to restart them, for a change of
+// a setting read only at start; a setting Ceph applies at runtime plans
+// without the warning.
+func TestAccCephConfig_planWarnsRestartItWillNeed(t *testing.T) {
+	t.Parallel()
+	e := cephConfigEnv(t, 10, true)
+	node := e.Node(t, 0)
+	osd := func(settings map[string]string) string {
+		return e.Config(cephConfigHCL("osd", node, "osd", "", settings, "  apply = \"none\"\n"))
+	}
+	will := regexp.MustCompile(`(?s)^6 Ceph daemon\(s\) will wait for a restart after this apply: pve_ceph_config config_db/osd\n` +
+		`This plan changes "bdev_enable_discard", which Ceph reads only when a daemon starts.*` +
+		`osd\.0, osd\.1, osd\.2, osd\.3, osd\.4, osd\.5 still run without settings.*apply = "rolling_restart".*` +
+		`on z2g4a: ceph osd ok-to-stop 0 1 && ceph osd set-group noout z2g4a && systemctl restart ceph-osd@0 ceph-osd@1;`)
+	anyWait := regexp.MustCompile(`wait for a restart`)
+	tc := resource.TestCase{}
+	rec := acctest.RecordDiagnostics(&tc)
+	tc.Steps = []resource.TestStep{
+		{
+			// A runtime setting: no restart, no warning.
+			Config: osd(map[string]string{"osd_max_backfills": "2"}),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				rec.ExpectNoWarning(anyWait),
+			}},
+		},
+		{
+			// Adding a setting read at start: the plan warns.
+			PreConfig: rec.Reset,
+			Config:    osd(map[string]string{"osd_max_backfills": "2", "bdev_enable_discard": "true"}),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(osdAddrCfg, plancheck.ResourceActionUpdate),
+				rec.ExpectWarning(will),
+			}},
+			Check: resource.TestCheckResourceAttr(osdAddrCfg, "pending_restart.#", "6"),
+		},
+	}
+	e.Run(t, tc)
+}

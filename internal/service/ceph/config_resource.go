@@ -217,8 +217,8 @@ func (r *configResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		pending = state.PendingRestart
 	}
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_restart"), pending)...)
-	if state != nil && plan.Apply.ValueString() != applyRolling {
-		r.warnPending(ctx, &plan, listStrings(state), &resp.Diagnostics)
+	if plan.Apply.ValueString() != applyRolling {
+		r.warnAtPlan(ctx, &plan, state, &resp.Diagnostics)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
@@ -16,11 +17,12 @@ import (
 // Whole-plan check of OSD destroys. Each destroy's drain checks at apply
 // that the pools keep enough hosts without that one OSD; applied one after
 // another, the first of two OSDs of a host is drained and destroyed and
-// only the second is refused. So at plan every destroy records itself
-// (framework.PlanRegistry) and judges all OSD destroys recorded so far:
-// the set only grows worse as destroys are added, so the last destroy of
-// an unsafe set always sees it and refuses, whatever order Terraform
-// planned them in.
+// only the second is refused, and even a single refused destroy comes
+// after the plan's other changes. So at plan every destroy records itself
+// (framework.PlanRegistry) and judges all OSD destroys recorded so far,
+// one or more, with the drain's rule: the set only grows worse as destroys
+// are added, so the last destroy of an unsafe set always sees it and
+// refuses, whatever order Terraform planned them in.
 
 // osdDestroyFacts is what one planned OSD destroy records.
 type osdDestroyFacts struct {
@@ -40,14 +42,20 @@ func checkOSDDestroySet(ctx context.Context, pd *framework.ProviderData, st *osd
 	judgeOSDDestroys(ctx, pd, facts.node, all, diags)
 }
 
-// poolPlanFacts is what a pve_ceph_pool that stays (or is created)
-// records: only pools the plan keeps count against OSD destroys, so that
-// a destroy of the whole lab (pools first, then their OSDs) is not
-// refused for pools about to go. Pools no pve_ceph_pool manages are left
-// to the drains at apply.
+// poolPlanFacts is what a pve_ceph_pool records: a pool that stays (or is
+// created) with its planned size, or a pool the plan destroys (destroyed
+// set). Pools no pve_ceph_pool records are read from PVE (created by hand,
+// or managed elsewhere) and count as they are. A destroyed pool counts
+// for nothing: a destroy of the whole lab (pools first, then their OSDs)
+// is not refused for pools about to go. That a pool destroy is recorded
+// before the OSD destroys is Terraform's order: a pool that depends on
+// its OSDs is destroyed, and planned, before them (destroy edges are part
+// of the plan graph); without that dependency the apply may destroy an
+// OSD first too, and its drain would count the pool as well.
 type poolPlanFacts struct {
-	pool pve.CephPool
-	node string
+	pool      pve.CephPool
+	node      string
+	destroyed bool
 }
 
 // checkPoolKept records a planned pool that stays and judges the OSD
@@ -85,24 +93,25 @@ func checkPoolKept(ctx context.Context, pd *framework.ProviderData, plan, state 
 	judgeOSDDestroys(ctx, pd, f.node, all, diags)
 }
 
-// judgeOSDDestroys refuses when the OSD destroys recorded so far would,
-// together, leave a kept pool with fewer hosts than copies (PVE's
-// replicated_rule: one copy per host). Both rules only grow worse as
-// records are added, so the last record of an unsafe set refuses.
-func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange, diags *diag.Diagnostics) {
-	destroys := framework.Changes(all, osdTypeName, framework.PlanDestroy)
-	// One destroy alone is judged by its drain at apply, before anything
-	// changes (preflightDrain).
-	if len(destroys) < 2 {
+// recordPoolDestroy records that the plan destroys the pool in state, so
+// that the OSD destroys planned after it do not count it.
+func recordPoolDestroy(pd *framework.ProviderData, state *poolModel) {
+	if pd == nil || pd.Client == nil || state.Name.IsNull() || state.Name.IsUnknown() {
 		return
 	}
-	var pools []pve.CephPool
-	for _, c := range framework.Changes(all, poolTypeName, framework.PlanKeep) {
-		if f, ok := c.Facts.(poolPlanFacts); ok {
-			pools = append(pools, f.pool)
-		}
-	}
-	if len(pools) == 0 {
+	pd.RecordPlan(framework.PlannedChange{Kind: poolTypeName, ID: state.Name.ValueString(), Action: framework.PlanDestroy,
+		Facts: poolPlanFacts{node: state.Node.ValueString(), destroyed: true}})
+}
+
+// judgeOSDDestroys refuses when the OSD destroys recorded so far would,
+// alone or together, leave a pool with fewer hosts than copies (PVE's
+// replicated_rule: one copy per host), the rule each drain applies at
+// apply (preflightDrain). Refused at plan, nothing of the plan is applied
+// before a drain refuses. The rule only grows worse as OSD destroys and
+// kept pools are recorded, so the last record of an unsafe set refuses.
+func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange, diags *diag.Diagnostics) {
+	destroys := framework.Changes(all, osdTypeName, framework.PlanDestroy)
+	if len(destroys) == 0 {
 		return
 	}
 	var removed []int64
@@ -130,17 +139,59 @@ func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node stri
 	if err != nil || tree == nil {
 		return
 	}
+	pools, ok := plannedPools(ctx, pd, node, all)
+	if !ok || len(pools) == 0 {
+		return
+	}
 	reasons := osdSetReasons(tree, pools, removed)
 	if len(reasons) == 0 {
 		return
 	}
 	sort.Slice(removed, func(i, j int) bool { return removed[i] < removed[j] })
+	if len(labels) == 1 {
+		diags.AddError("Unable to Destroy Ceph OSD "+osdNames(removed),
+			fmt.Sprintf("This plan destroys %s.\n\n%s\n\nIts drain would refuse at apply, after the plan's other changes were applied, "+
+				"so the provider refuses the plan and nothing is changed. Add an OSD on another host first (or keep this one), or lower "+
+				"the pool's size (the pool's size attribute, or `ceph osd pool set <pool> size <n>` for a pool Terraform does not "+
+				"manage); force = true destroys anyway, leaving those PGs with fewer copies.",
+				labels[0], strings.Join(reasons, "\n")))
+		return
+	}
 	diags.AddError("Unable to Destroy Ceph OSDs "+osdNames(removed),
 		fmt.Sprintf("This plan destroys %d OSD resources together: %s.\n\n%s\n\nApplied one after another, the first would be drained "+
 			"and destroyed and a later one refused when its drain finds too few hosts left, so the provider refuses the whole plan "+
 			"and nothing is changed. Destroy fewer OSDs at once (keep at least one OSD in on each host a pool needs), add OSDs on "+
 			"another host first, or lower the pool's size; force = true on every one of them destroys anyway.",
 			len(labels), strings.Join(labels, ", "), strings.Join(reasons, "\n")))
+}
+
+// plannedPools are the pools the plan leaves: those a pve_ceph_pool keeps
+// (with its planned size), and those PVE lists that no pve_ceph_pool of
+// the plan records (created by hand). ok is false when PVE's pools cannot
+// be read; the drains check at apply.
+func plannedPools(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange) ([]pve.CephPool, bool) {
+	recorded := map[string]bool{}
+	var pools []pve.CephPool
+	for _, c := range all {
+		if c.Kind != poolTypeName {
+			continue
+		}
+		recorded[c.ID] = true
+		if f, ok := c.Facts.(poolPlanFacts); ok && !f.destroyed {
+			pools = append(pools, f.pool)
+		}
+	}
+	listed, err := pd.PlanCephPools(ctx, node)
+	if err != nil {
+		tflog.Debug(ctx, "Ceph pools not readable at plan; OSD destroys are checked by their drains", map[string]any{"node": node, "error": err.Error()})
+		return nil, false
+	}
+	for _, p := range listed {
+		if !recorded[p.Name] {
+			pools = append(pools, p)
+		}
+	}
+	return pools, true
 }
 
 // osdSetReasons says which pools would have fewer hosts with OSDs that
@@ -171,19 +222,22 @@ func osdSetReasons(tree *pve.CephOSDTree, pools []pve.CephPool, removed []int64)
 	var reasons []string
 	for _, p := range pools {
 		// Only PVE's replicated_rule is known to place one copy per host
-		// (the API does not publish other rules).
+		// (the drain at apply judges the same way).
 		if p.CrushRule != "" && p.CrushRule != "replicated_rule" {
 			continue
 		}
-		if p.Size <= int64(len(left)) || p.Size > int64(len(before)) {
-			// Enough hosts left, or too few already before this plan
-			// (then each drain refuses on its own at apply).
+		if p.Size <= int64(len(left)) {
 			continue
 		}
 		msg := fmt.Sprintf("Pool %q keeps size = %d copies on distinct hosts (CRUSH rule %s), but without these OSDs only %d host(s) "+
 			"have OSDs that are in (%s)", p.Name, p.Size, ruleName(p.CrushRule), len(left), strings.Join(hosts, ", "))
 		if len(emptied) > 0 {
 			msg += fmt.Sprintf("; %s would lose its last OSDs", strings.Join(emptied, ", "))
+		}
+		if p.Size > int64(len(before)) {
+			// Undersized already: Ceph cannot move these OSDs' copies
+			// anywhere, so the drain would wait for good.
+			msg += fmt.Sprintf("; only %d host(s) had OSDs that are in before this plan, so the pool is undersized already", len(before))
 		}
 		if int64(len(left)) < p.MinSize {
 			msg += fmt.Sprintf(", fewer than the pool's min_size = %d, so its PGs would stop serving I/O", p.MinSize)
@@ -195,10 +249,13 @@ func osdSetReasons(tree *pve.CephOSDTree, pools []pve.CephPool, removed []int64)
 
 // planWhole is the pool's part of the whole-plan OSD check, for ModifyPlan.
 func (r *poolResource) planWhole(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var plan, state poolModel
 	if req.Plan.Raw.IsNull() {
+		if !req.State.Raw.IsNull() && !req.State.Get(ctx, &state).HasError() {
+			recordPoolDestroy(r.PD, &state)
+		}
 		return
 	}
-	var plan, state poolModel
 	if d := req.Plan.Get(ctx, &plan); d.HasError() {
 		return
 	}

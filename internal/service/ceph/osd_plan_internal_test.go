@@ -31,9 +31,14 @@ func TestOSDSetReasons(t *testing.T) {
 	if len(r) != 1 || !strings.Contains(r[0], "min_size = 2") {
 		t.Fatalf("two hosts emptied: %v", r)
 	}
-	// A pool that never fitted (size 4 on 3 hosts) is left to the drains;
-	// a rule that is not PVE's replicated_rule is not judged.
-	other := []pve.CephPool{{Name: "big", Size: 4, MinSize: 2}, {Name: "ec", Size: 3, CrushRule: "ec-rule"}}
+	// A pool that never fitted (size 4 on 3 hosts) is refused as its
+	// drain would refuse, even when no host is emptied.
+	r = osdSetReasons(labTree(), []pve.CephPool{{Name: "big", Size: 4, MinSize: 2}}, []int64{0})
+	if len(r) != 1 || !strings.Contains(r[0], "undersized already") || strings.Contains(r[0], "last OSDs") {
+		t.Fatalf("undersized pool: %v", r)
+	}
+	// A rule that is not PVE's replicated_rule is not judged.
+	other := []pve.CephPool{{Name: "ec", Size: 3, CrushRule: "ec-rule"}}
 	if r := osdSetReasons(labTree(), other, []int64{0, 1}); len(r) != 0 {
 		t.Fatalf("other pools: %v", r)
 	}

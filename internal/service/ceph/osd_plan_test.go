@@ -44,6 +44,26 @@ resource "pve_ceph_pool" "ceph" {
 `, e.Nodes[0], strings.Join(deps, ", "))
 }
 
+// frozenOSDLab is a Ceph whose clock is frozen (nothing drains behind the
+// test's back) and the lab's OSDs on it: specs without the first node's
+// absent disks, and without those and its removed disks too. a is that
+// first node.
+func frozenOSDLab(t *testing.T, absent, removed []string) (e *acctest.Env, a string, specs, without []osdSpec) {
+	t.Helper()
+	e = cephEnv(t, -1)
+	setupCeph(t, e)
+	a = e.Nodes[0]
+	var skip []string
+	for _, d := range absent {
+		skip = append(skip, a+":"+d)
+	}
+	specs = withDeleteTimeout(labOSDs(e, skip...), "1m")
+	for _, d := range removed {
+		skip = append(skip, a+":"+d)
+	}
+	return e, a, specs, withDeleteTimeout(labOSDs(e, skip...), "1m")
+}
+
 // Removing both OSDs of one host in the reference lab (pool size 3 on 3
 // hosts): each destroy alone would drain, together the pool loses a host.
 // Before, the first was drained and destroyed and the second refused at
@@ -52,11 +72,7 @@ resource "pve_ceph_pool" "ceph" {
 // refused: only pools the plan keeps count.
 func TestAccCephOSD_planRefusesDestroysThatEmptyAHost(t *testing.T) {
 	t.Parallel()
-	e := cephEnv(t, -1) // frozen: nothing drains behind the test's back
-	setupCeph(t, e)
-	a := e.Nodes[0]
-	specs := withDeleteTimeout(labOSDs(e), "1m")
-	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdb", a+":/dev/sdc"), "1m")
+	e, a, specs, without := frozenOSDLab(t, nil, labDisks)
 	from := 0
 	e.Run(t, resource.TestCase{
 		CheckDestroy: checkNoOSDs(e),
@@ -89,9 +105,66 @@ func TestAccCephOSD_planRefusesDestroysThatEmptyAHost(t *testing.T) {
 				PlanOnly: true,
 			},
 			{
-				// One OSD of the host alone is not refused at plan (its
-				// drain decides at apply).
+				// One OSD of the host alone leaves the host its other
+				// OSD: not refused.
 				Config:             labWithPool(e, withDeleteTimeout(labOSDs(e, a+":/dev/sdb"), "1m")),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}
+
+// A single OSD destroy that leaves a pool with fewer hosts than copies
+// (the only OSD of a host, pool size 3 on 3 hosts) is refused at plan, by
+// the same rule its drain applies at apply: before, the plan said
+// "1 to destroy" and only the apply refused, after the plan's other
+// changes.
+func TestAccCephOSD_planRefusesSingleDestroyThatEmptiesAHost(t *testing.T) {
+	t.Parallel()
+	e, a, specs, without := frozenOSDLab(t, []string{"/dev/sdc"}, []string{"/dev/sdb"}) // a has one OSD
+	from := 0
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkNoOSDs(e),
+		Steps: []resource.TestStep{
+			{Config: labWithPool(e, specs)},
+			func() resource.TestStep {
+				st := refusedStep(labWithPool(e, without), words("Unable to Destroy Ceph OSD osd."), words("This plan destroys pve_ceph_osd "+a+"/"),
+					words(`Pool "ceph" keeps size = 3 copies on distinct hosts`), words("only 2 host(s) have OSDs that are in"),
+					words(a+" would lose its last OSDs"), words("nothing is changed"))
+				st.PreConfig = func() { from = len(e.Sim.Requests()) }
+				return st
+			}(),
+			{
+				PreConfig: func() { requireNoWrites(t, e, from) },
+				Config:    labWithPool(e, specs),
+				PlanOnly:  true,
+			},
+		},
+	})
+}
+
+// Pools no pve_ceph_pool manages (created by hand) count against OSD
+// destroys as the drains count them: removing both OSDs of a host is
+// refused at plan for a hand-made pool of size 3, and passes once the
+// pool is gone.
+func TestAccCephOSD_planCountsPoolsTerraformDoesNotManage(t *testing.T) {
+	t.Parallel()
+	e, a, specs, without := frozenOSDLab(t, nil, labDisks)
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkNoOSDs(e),
+		Steps: []resource.TestStep{
+			{Config: osdConfig(e, specs...)},
+			func() resource.TestStep {
+				st := refusedStep(osdConfig(e, without...), words("Unable to Destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
+					words(`Pool "byhand" keeps size = 3 copies on distinct hosts`), words(a+" would lose its last OSDs"))
+				st.PreConfig = func() { createPool(t, e, "byhand", 3, 2, 32, 1<<30) }
+				return st
+			}(),
+			{
+				// Without the pool nothing needs the host: the plan passes.
+				PreConfig:          func() { deletePool(t, e, "byhand") },
+				Config:             osdConfig(e, without...),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},

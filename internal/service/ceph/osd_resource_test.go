@@ -254,8 +254,9 @@ func TestAccCephOSD_replaceKeepsData(t *testing.T) {
 }
 
 // Draining can never finish with one OSD per host and a pool of size 3 on
-// three hosts: the destroy is refused before anything changes, the OSD
-// stays in; force destroys it anyway (and the health model records that).
+// three hosts (created by hand): the destroy is refused at plan, by the
+// drain's rule, before anything changes; the OSD stays in; force destroys
+// it anyway (and the health model records that).
 func TestAccCephOSD_destroyRefusedWhenItCannotDrain(t *testing.T) {
 	t.Parallel()
 	e := cephEnv(t, 600)
@@ -282,8 +283,8 @@ func TestAccCephOSD_destroyRefusedWhenItCannotDrain(t *testing.T) {
 			{
 				PreConfig: func() { createPool(t, e, "ceph", 3, 2, 32, 4<<30) },
 				Config:    osdConfig(e, specs[1:]...),
-				ExpectError: errRE(words("Refusing to destroy osd.")+`\d+:\s+`+words("Ceph cannot drain it as the cluster is now"), words("Nothing was changed: it is still in"),
-					words(`Pool "ceph" keeps size = 3 copies on distinct hosts`), words("only 2 host(s) have OSDs that are in"), words("Add an OSD first")),
+				ExpectError: errRE(words("Unable to Destroy Ceph OSD osd."), words(`Pool "ceph" keeps size = 3 copies on distinct hosts`),
+					words("only 2 host(s) have OSDs that are in"), words("Its drain would refuse at apply"), words("Add an OSD on another host first")),
 			},
 			{
 				Config: osdConfig(e, specs...),

@@ -3,6 +3,7 @@ package ceph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,6 +38,7 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 	if state == nil && !plan.Name.IsUnknown() {
 		framework.Planned(ctx, pd, framework.PlannedCephPools).Add(plan.Name.ValueString())
 	}
+	checkCrushRuleAtPlan(ctx, pd, plan, state, summary, diags)
 	if plan.Size.IsUnknown() || plan.Size.IsNull() || (state != nil && state.Size.Equal(plan.Size)) {
 		return
 	}
@@ -89,6 +91,39 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 			"of the %d copies: every placement group would stay undersized and never become active+clean. Add OSDs on %d more host(s) "+
 			"(pve_ceph_osd resources the pool lists in depends_on count, as Terraform plans them first); %s.",
 			size, have, defaultCrushRule, len(names), size, size-int64(len(names)), fix))
+}
+
+// crushRulesKey is the read-cache key of the cluster's CRUSH rule names.
+const crushRulesKey = "plan/ceph/rules"
+
+// checkCrushRuleAtPlan refuses a crush_rule the cluster's Ceph does not
+// have (GET /nodes/{node}/ceph/rules, once per command): Ceph refuses it
+// only when the create or update task sets it, and a create then leaves
+// a pool with the default rule behind. An unset, unknown or unchanged
+// rule, and rules that cannot be read (Ceph set up by this plan), pass.
+func checkCrushRuleAtPlan(ctx context.Context, pd *framework.ProviderData, plan, state *poolModel, summary string, diags *diag.Diagnostics) {
+	if plan.CrushRule.IsNull() || plan.CrushRule.IsUnknown() || (state != nil && state.CrushRule.Equal(plan.CrushRule)) {
+		return
+	}
+	node, rule := plan.Node.ValueString(), plan.CrushRule.ValueString()
+	rules, err := framework.CachedRead(ctx, pd.Reads, crushRulesKey, func(ctx context.Context) ([]string, error) {
+		c, err := pd.NodeClient(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		return c.CephListRules(ctx, node)
+	})
+	if err != nil {
+		tflog.Debug(ctx, "CRUSH rules not readable at plan; crush_rule is checked by Ceph at apply", map[string]any{"node": node, "error": err.Error()})
+		return
+	}
+	if slices.Contains(rules, rule) {
+		return
+	}
+	diags.AddAttributeError(path.Root("crush_rule"), summary,
+		fmt.Sprintf("crush_rule = %q: the cluster's Ceph has no such CRUSH rule; its rules are %s. Use one of them (omit crush_rule for "+
+			"Ceph's default %s), or create the rule first (`ceph osd crush rule create-replicated <name> <root> <failure-domain> "+
+			"[<device-class>]` on a node) and plan again.", rule, framework.Quoted(rules), defaultCrushRule))
 }
 
 // checkRefs runs checkPoolRefsAtPlan for a create or an update.

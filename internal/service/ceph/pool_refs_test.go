@@ -9,8 +9,10 @@ import (
 
 // A pool with more copies than hosts with OSDs (3 here) would never be
 // active+clean with the default rule: refused at plan with the numbers,
-// on create and on a size change; so is a node the cluster does not have.
-// Nothing is written (issue #13).
+// on create and on a size change; so is a node the cluster does not have,
+// and a crush_rule the cluster does not have (listing its rules, read once
+// per command; before, Ceph refused it in the task, and a create left a
+// pool with the default rule behind). Nothing is written (issue #13).
 func TestAccCephPool_refsAtPlan(t *testing.T) {
 	t.Parallel()
 	e, node := newCephEnv(t)
@@ -18,7 +20,7 @@ func TestAccCephPool_refsAtPlan(t *testing.T) {
 		t.Skip("counts the simulator's OSD hosts")
 	}
 	body := "  size = %d\n  min_size = 2\n  deletion_protection = false\n"
-	var from int
+	var from, rulesFrom int
 	e.Run(t, resource.TestCase{
 		CheckDestroy: checkPoolGone(e, node, "ceph"),
 		Steps: []resource.TestStep{
@@ -31,10 +33,30 @@ func TestAccCephPool_refsAtPlan(t *testing.T) {
 					words("Add OSDs on 1 more host(s)"), words("or set size to at most 3")),
 			},
 			refusedStep(e.Config(poolConfig("z2g4x", fmt.Sprintf(body, 3))), `Unable to Create Ceph pool ceph`, words(`There is no node "z2g4x"`)),
+			func() resource.TestStep {
+				st := refusedStep(e.Config(poolConfig(node, fmt.Sprintf(body, 3)+"  crush_rule = \"ssd\"\n")), `Unable to Create Ceph pool ceph`,
+					`with pve_ceph_pool\.ceph`, words(`crush_rule = "ssd": the cluster's Ceph has no such CRUSH rule`),
+					words(`its rules are "replicated_rule"`), words("create the rule first"))
+				st.PreConfig = func() { rulesFrom = len(e.Sim.Requests()) }
+				return st
+			}(),
 			{
-				PreConfig: func() { requireNoWrites(t, e, from) },
-				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, 3))),
+				PreConfig: func() {
+					requireNoWrites(t, e, from)
+					reads := 0
+					for _, r := range e.Sim.Requests()[rulesFrom:] {
+						if r.Method == "GET" && r.Path == "/nodes/"+node+"/ceph/rules" {
+							reads++
+						}
+					}
+					if reads != 1 {
+						t.Errorf("the refused plan read the CRUSH rules %d times, want 1", reads)
+					}
+				},
+				Config: e.Config(poolConfig(node, fmt.Sprintf(body, 3)+"  crush_rule = \"replicated_rule\"\n")),
 			},
+			refusedStep(e.Config(poolConfig(node, fmt.Sprintf(body, 3)+"  crush_rule = \"hdd\"\n")), `Unable to Update Ceph pool ceph`,
+				words(`crush_rule = "hdd"`), words(`its rules are "replicated_rule"`)),
 			{
 				PreConfig: func() { from = len(e.Sim.Requests()) },
 				Config:    e.Config(poolConfig(node, fmt.Sprintf(body, 5))),

@@ -382,6 +382,7 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 	upid, err := c.StartTask(ctx, node, "cephcreatepool", name, func() (string, error) {
 		return c.CephCreatePool(ctx, node, name, plan.createRequest())
 	})
+	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph pool", name, err)
 		// A pool whose settings failed exists all the same: keep it in the
@@ -601,6 +602,7 @@ func (r *poolResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	tflog.Info(ctx, "destroying Ceph pool", map[string]any{"pool": name, "remove_storages": removeStorages, "force": force})
 	upid, err := c.CephDeletePool(ctx, node, name, removeStorages, force)
 	_, err = c.Await(ctx, upid, err)
+	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	switch {
 	case err == nil:
 	case strings.Contains(err.Error(), "unrecognized pool"):

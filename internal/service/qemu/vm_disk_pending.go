@@ -25,7 +25,7 @@ func (r *vmDiskResource) warnPendingAtPlan(ctx context.Context, state, plan *vmD
 		return
 	}
 	vmid, slot := state.VMID.ValueInt64(), state.Slot.ValueString()
-	c, node, err := r.vmClient(ctx, vmid)
+	c, node, err := r.vmClient(ctx, vmid, false)
 	if err != nil {
 		return
 	}

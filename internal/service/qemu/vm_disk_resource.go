@@ -17,8 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -98,8 +96,10 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				Validators: []validator.String{stringvalidator.RegexMatches(slotRE, "must be scsi0-30, virtio0-15, sata0-5 or ide0-3")},
 			},
 			"node": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The node that holds the VM (looked up on every read, so it follows migrations).",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				// Not kept from the state in a plan: HA may move the VM
+				// while the change applies.
+				Computed: true, MarkdownDescription: "The node that holds the VM (looked up on every read, so it follows migrations, " +
+					"also HA's during an apply).",
 			},
 			"storage": schema.StringAttribute{
 				Required: true,
@@ -251,7 +251,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	// empties pending.
 	// (A stopped VM applies them when it starts; nothing to plan.)
 	if !plan.RebootIfNeeded.IsUnknown() && plan.RebootIfNeeded.ValueBool() && len(state.Pending.Elements()) > 0 && r.PD != nil {
-		if c, node, err := r.vmClient(ctx, state.VMID.ValueInt64()); err == nil {
+		if c, node, err := r.vmClient(ctx, state.VMID.ValueInt64(), false); err == nil {
 			if st, err := c.GetVMStatus(ctx, node, state.VMID.ValueInt64()); err == nil && st.Running() {
 				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending"), types.ListValueMust(types.StringType, nil))...)
 			}
@@ -259,9 +259,14 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 }
 
-// vmClient finds the VM's node and the client that reaches it.
-func (r *vmDiskResource) vmClient(ctx context.Context, vmid int64) (*pve.Client, string, error) {
-	node, err := r.PD.Client.FindVM(ctx, vmid)
+// vmClient finds the VM's node and the client that reaches it; to write
+// (settle), once no migration (HA's) holds the VM.
+func (r *vmDiskResource) vmClient(ctx context.Context, vmid int64, settle bool) (*pve.Client, string, error) {
+	find := r.PD.Client.FindVM
+	if settle {
+		find = func(ctx context.Context, vmid int64) (string, error) { return settledNode(ctx, r.PD.Client, vmid) }
+	}
+	node, err := find(ctx, vmid)
 	if err != nil {
 		return nil, "", err
 	}
@@ -270,6 +275,16 @@ func (r *vmDiskResource) vmClient(ctx context.Context, vmid int64) (*pve.Client,
 		return nil, "", err
 	}
 	return c, node, nil
+}
+
+// vmAt is vmClient for writes: where the VM is once no migration holds
+// it, followed when a later step meets one.
+func (r *vmDiskResource) vmAt(ctx context.Context, vmid int64) (*vmAt, error) {
+	c, node, err := r.vmClient(ctx, vmid, true)
+	if err != nil {
+		return nil, err
+	}
+	return &vmAt{pd: r.PD, vmid: vmid, c: c, node: node}, nil
 }
 
 func diskID(vmid int64, slot string) string { return fmt.Sprintf("%d/%s", vmid, slot) }
@@ -295,12 +310,12 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 	id := diskID(vmid, slot)
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
 
-	c, node, err := r.vmClient(ctx, vmid)
+	at, err := r.vmAt(ctx, vmid)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, fmt.Errorf("find VM %d: %w", vmid, err))
 		return
 	}
-	st, err := readSlot(ctx, c, node, vmid, slot)
+	st, err := at.readSlot(ctx, slot)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, err)
 		return
@@ -317,33 +332,33 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	drive := pve.AllocDrive(plan.Storage.ValueString(), size, plan.options())
-	tflog.Info(ctx, "creating VM disk", map[string]any{"vmid": vmid, "node": node, "slot": slot, "drive": drive.String()})
+	tflog.Info(ctx, "creating VM disk", map[string]any{"vmid": vmid, "node": at.node, "slot": slot, "drive": drive.String()})
 	set := pve.Params{slot: drive.String()}
 	if plan.Boot.ValueBool() {
 		// In the same write: PVE accepts a boot order naming a device the
 		// request adds.
 		set["boot"] = bootOrderSetting(st.Boot, slot, true)
 	}
-	if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: set}); err != nil {
+	if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: set}); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, err)
 		return
 	}
-	r.finish(ctx, c, node, "Create", &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, at, "Create", &plan, &resp.State, &resp.Diagnostics)
 }
 
 // finish applies pending changes by a reboot when allowed (else warns),
 // then reads the disk back into st.
-func (r *vmDiskResource) finish(ctx context.Context, c *pve.Client, node, action string, plan *vmDiskModel, st stateSetter, diags *diag.Diagnostics) {
+func (r *vmDiskResource) finish(ctx context.Context, at *vmAt, action string, plan *vmDiskModel, st stateSetter, diags *diag.Diagnostics) {
 	vmid, slot := plan.VMID.ValueInt64(), plan.Slot.ValueString()
 	id := diskID(vmid, slot)
-	s, err := readSlot(ctx, c, node, vmid, slot)
+	s, err := at.readSlot(ctx, slot)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "VM disk", id, err)
 		return
 	}
 	if p := s.Pending(); len(p) > 0 {
 		running := false
-		if st, err := c.GetVMStatus(ctx, node, vmid); err == nil {
+		if st, err := at.c.GetVMStatus(ctx, at.node, vmid); err == nil {
 			running = st.Running()
 		}
 		if !running {
@@ -351,10 +366,9 @@ func (r *vmDiskResource) finish(ctx context.Context, c *pve.Client, node, action
 				fmt.Sprintf("VM %d is stopped and has changes of %s pending (%s); PVE applies them when the VM starts.", vmid, slot, strings.Join(p, ", ")))
 		} else if plan.RebootIfNeeded.ValueBool() {
 			tflog.Info(ctx, "rebooting the VM to apply pending disk changes", map[string]any{"vmid": vmid, "pending": p})
-			upid, err := c.RebootVM(ctx, node, vmid)
-			if _, err := c.Await(ctx, upid, err); err != nil {
+			if err := at.reboot(ctx); err != nil {
 				framework.AddUnable(diags, action, "VM disk", id, fmt.Errorf("reboot VM %d to apply %s: %w", vmid, strings.Join(p, ", "), err))
-			} else if s, err = readSlot(ctx, c, node, vmid, slot); err != nil {
+			} else if s, err = at.readSlot(ctx, slot); err != nil {
 				framework.AddUnable(diags, "Read", "VM disk", id, err)
 				return
 			}
@@ -370,7 +384,7 @@ func (r *vmDiskResource) finish(ctx context.Context, c *pve.Client, node, action
 		return
 	}
 	state := *plan
-	diags.Append(state.fromDrive(vmid, slot, node, s.Effective, s.Pending())...)
+	diags.Append(state.fromDrive(vmid, slot, at.node, s.Effective, s.Pending())...)
 	state.setBoot(s, slot)
 	diags.Append(st.Set(ctx, &state)...)
 }
@@ -387,7 +401,7 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	vmid, slot := state.VMID.ValueInt64(), state.Slot.ValueString()
 	id := diskID(vmid, slot)
-	c, node, err := r.vmClient(ctx, vmid)
+	c, node, err := r.vmClient(ctx, vmid, false)
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "VM gone, removing its disk from the state", map[string]any{"vmid": vmid})
 		resp.State.RemoveResource(ctx)
@@ -471,12 +485,12 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	id := diskID(vmid, slot)
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
 
-	c, node, err := r.vmClient(ctx, vmid)
+	at, err := r.vmAt(ctx, vmid)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("find VM %d: %w", vmid, err))
 		return
 	}
-	s, err := readSlot(ctx, c, node, vmid, slot)
+	s, err := at.readSlot(ctx, slot)
 	if err == nil && !s.HasEffective {
 		err = fmt.Errorf("VM %d has no %s any more", vmid, slot)
 	}
@@ -489,7 +503,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	// the current drive, so a pending one would keep pointing at the
 	// volume the move deletes.
 	if plan.Slot.ValueString() != slot || plan.Storage.ValueString() != s.Effective.Storage() {
-		if s, err = r.settlePending(ctx, c, node, vmid, slot, s, plan.RebootIfNeeded.ValueBool()); err != nil {
+		if s, err = r.settlePending(ctx, at, slot, s, plan.RebootIfNeeded.ValueBool()); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
 			return
 		}
@@ -497,11 +511,11 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 
 	// 1. Slot: the same volume under the new slot, in one config write.
 	if newSlot := plan.Slot.ValueString(); newSlot != slot {
-		if !r.changeSlot(ctx, c, node, vmid, slot, newSlot, s, plan.options(), &resp.Diagnostics) {
+		if !r.changeSlot(ctx, at, slot, newSlot, s, plan.options(), &resp.Diagnostics) {
 			return
 		}
 		slot, id = newSlot, diskID(vmid, newSlot)
-		if s, err = readSlot(ctx, c, node, vmid, slot); err != nil {
+		if s, err = at.readSlot(ctx, slot); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
 			return
 		}
@@ -510,14 +524,14 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	// 2. Storage: move_disk; PVE deletes the source only after the copy.
 	if want := plan.Storage.ValueString(); want != s.Effective.Storage() {
 		tflog.Info(ctx, "moving VM disk", map[string]any{"vmid": vmid, "slot": slot, "from": s.Effective.Volume, "to": want})
-		_, err := c.AwaitVMTask(ctx, func() (string, error) {
+		err := at.awaitTask(ctx, func(c *pve.Client, node string) (string, error) {
 			return c.MoveVMDisk(ctx, node, vmid, pve.MoveVMDiskRequest{Disk: slot, Storage: want, DeleteSource: true})
 		})
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("move %s to storage %s: %w", s.Effective.Volume, want, err))
 			return
 		}
-		if s, err = readSlot(ctx, c, node, vmid, slot); err != nil {
+		if s, err = at.readSlot(ctx, slot); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
 			return
 		}
@@ -532,14 +546,14 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	have, _ := s.Effective.SizeBytes()
 	if want > have {
 		tflog.Info(ctx, "growing VM disk", map[string]any{"vmid": vmid, "slot": slot, "size": plan.Size.ValueString()})
-		_, err := c.AwaitVMTask(ctx, func() (string, error) {
+		err := at.awaitTask(ctx, func(c *pve.Client, node string) (string, error) {
 			return c.ResizeVMDisk(ctx, node, vmid, slot, pve.FormatDiskSize(want), "")
 		})
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("resize %s to %s: %w", slot, plan.Size.ValueString(), err))
 			return
 		}
-		if s, err = readSlot(ctx, c, node, vmid, slot); err != nil {
+		if s, err = at.readSlot(ctx, slot); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
 			return
 		}
@@ -554,7 +568,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	if opts := plan.options(); optionsDiffer(s.Effective, opts) {
 		drive := withOptions(s.Effective, opts)
 		tflog.Info(ctx, "changing VM disk options", map[string]any{"vmid": vmid, "slot": slot, "drive": drive.String()})
-		if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: pve.Params{slot: drive.String()}}); err != nil {
+		if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: pve.Params{slot: drive.String()}}); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
 			return
 		}
@@ -562,7 +576,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 
 	// 5. Boot order membership, when managed.
 	if !plan.Boot.IsNull() && !plan.Boot.IsUnknown() {
-		if s, err = readSlot(ctx, c, node, vmid, slot); err != nil {
+		if s, err = at.readSlot(ctx, slot); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
 			return
 		}
@@ -574,38 +588,38 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 				u.Delete = []string{"boot"}
 			}
 			tflog.Info(ctx, "changing the VM's boot order", map[string]any{"vmid": vmid, "slot": slot, "boot": want})
-			if err := updateConfig(ctx, c, node, vmid, u); err != nil {
+			if err := at.updateConfig(ctx, u); err != nil {
 				framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("boot order: %w", err))
 				return
 			}
 		}
 	}
-	r.finish(ctx, c, node, "Update", &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, at, "Update", &plan, &resp.State, &resp.Diagnostics)
 }
 
 // settlePending applies the slot's pending changes before a slot change
 // or a move: on a stopped VM by writing the pending drive (a config write
 // to a stopped VM applies everything pending), on a running one by a
 // reboot when allowed, else it refuses.
-func (r *vmDiskResource) settlePending(ctx context.Context, c *pve.Client, node string, vmid int64, slot string, s *slotState, reboot bool) (*slotState, error) {
+func (r *vmDiskResource) settlePending(ctx context.Context, at *vmAt, slot string, s *slotState, reboot bool) (*slotState, error) {
+	vmid := at.vmid
 	p := s.Pending()
 	if len(p) == 0 {
 		return s, nil
 	}
-	status, err := c.GetVMStatus(ctx, node, vmid)
+	status, err := at.c.GetVMStatus(ctx, at.node, vmid)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case !status.Running():
 		tflog.Info(ctx, "applying pending changes of the stopped VM's disk", map[string]any{"vmid": vmid, "slot": slot, "pending": p})
-		if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: pve.Params{slot: s.Effective.String()}}); err != nil {
+		if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: pve.Params{slot: s.Effective.String()}}); err != nil {
 			return nil, fmt.Errorf("apply the pending %s of %s: %w", strings.Join(p, ", "), slot, err)
 		}
 	case reboot:
 		tflog.Info(ctx, "rebooting the VM to apply pending disk changes before moving the disk", map[string]any{"vmid": vmid, "pending": p})
-		upid, err := c.RebootVM(ctx, node, vmid)
-		if _, err := c.Await(ctx, upid, err); err != nil {
+		if err := at.reboot(ctx); err != nil {
 			return nil, fmt.Errorf("reboot VM %d to apply the pending %s of %s: %w", vmid, strings.Join(p, ", "), slot, err)
 		}
 	default:
@@ -613,7 +627,7 @@ func (r *vmDiskResource) settlePending(ctx context.Context, c *pve.Client, node 
 			"would leave PVE's pending configuration pointing at the old volume or slot. Restart the VM first, or set "+
 			"reboot_if_needed = true", slot, vmid, strings.Join(p, ", "))
 	}
-	s, err = readSlot(ctx, c, node, vmid, slot)
+	s, err = at.readSlot(ctx, slot)
 	if err == nil && len(s.Pending()) > 0 {
 		err = fmt.Errorf("%s of VM %d still has pending changes (%s)", slot, vmid, strings.Join(s.Pending(), ", "))
 	}
@@ -624,9 +638,10 @@ func (r *vmDiskResource) settlePending(ctx context.Context, c *pve.Client, node 
 // write, with the configured options: PVE detaches the old slot (its volume would become unusedN) and
 // attaches the volume to the new one, and write_config drops the unusedN
 // entry of a volume a drive uses again. Nothing is allocated or freed.
-func (r *vmDiskResource) changeSlot(ctx context.Context, c *pve.Client, node string, vmid int64, slot, newSlot string, s *slotState, opts map[string]string, diags *diag.Diagnostics) bool {
+func (r *vmDiskResource) changeSlot(ctx context.Context, at *vmAt, slot, newSlot string, s *slotState, opts map[string]string, diags *diag.Diagnostics) bool {
+	vmid := at.vmid
 	id := diskID(vmid, slot)
-	target, err := readSlot(ctx, c, node, vmid, newSlot)
+	target, err := at.readSlot(ctx, newSlot)
 	if err != nil {
 		framework.AddUnable(diags, "Update", "VM disk", id, err)
 		return false
@@ -642,12 +657,12 @@ func (r *vmDiskResource) changeSlot(ctx context.Context, c *pve.Client, node str
 				"changing the slot.", slot, vmid, strings.Join(s.Pending(), ", ")))
 		return false
 	}
-	status, err := c.GetVMStatus(ctx, node, vmid)
+	status, err := at.c.GetVMStatus(ctx, at.node, vmid)
 	if err != nil {
 		framework.AddUnable(diags, "Update", "VM disk", id, err)
 		return false
 	}
-	conf, err := c.GetVMConfig(ctx, node, vmid, false)
+	conf, err := at.c.GetVMConfig(ctx, at.node, vmid, false)
 	if err != nil {
 		framework.AddUnable(diags, "Update", "VM disk", id, err)
 		return false
@@ -674,7 +689,7 @@ func (r *vmDiskResource) changeSlot(ctx context.Context, c *pve.Client, node str
 			fmt.Sprintf("VM %d is running: PVE hot-unplugs %s and hot-plugs the same volume %s as %s; the guest sees the disk "+
 				"disappear and reappear under another device name.", vmid, slot, s.Effective.Volume, newSlot))
 	}
-	if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Set: set, Delete: []string{slot}}); err != nil {
+	if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: set, Delete: []string{slot}}); err != nil {
 		framework.AddUnable(diags, "Update", "VM disk", id, fmt.Errorf("re-attach %s as %s: %w", s.Effective.Volume, newSlot, err))
 		return false
 	}
@@ -695,7 +710,7 @@ func (r *vmDiskResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	id := diskID(vmid, slot)
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
 
-	c, node, err := r.vmClient(ctx, vmid)
+	at, err := r.vmAt(ctx, vmid)
 	if errors.Is(err, pve.ErrNotFound) {
 		return
 	}
@@ -703,7 +718,7 @@ func (r *vmDiskResource) Delete(ctx context.Context, req resource.DeleteRequest,
 		framework.AddUnable(&resp.Diagnostics, "Delete", "VM disk", id, err)
 		return
 	}
-	s, err := readSlot(ctx, c, node, vmid, slot)
+	s, err := at.readSlot(ctx, slot)
 	if errors.Is(err, pve.ErrNotFound) {
 		return
 	}
@@ -717,19 +732,18 @@ func (r *vmDiskResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	volume := s.Effective.Volume
 	del := state.DeleteOnDestroy.ValueBool()
 	tflog.Info(ctx, "removing VM disk", map[string]any{"vmid": vmid, "slot": slot, "volume": volume, "delete_volume": del})
-	if err := updateConfig(ctx, c, node, vmid, pve.VMConfigUpdate{Delete: []string{slot}, Force: del}); err != nil {
+	if err := at.updateConfig(ctx, pve.VMConfigUpdate{Delete: []string{slot}, Force: del}); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "VM disk", id, err)
 		return
 	}
-	after, err := readSlot(ctx, c, node, vmid, slot)
+	after, err := at.readSlot(ctx, slot)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM disk", id, err)
 		return
 	}
 	if after.PendingDelete {
 		if state.RebootIfNeeded.ValueBool() {
-			upid, err := c.RebootVM(ctx, node, vmid)
-			if _, err := c.Await(ctx, upid, err); err != nil {
+			if err := at.reboot(ctx); err != nil {
 				framework.AddUnable(&resp.Diagnostics, "Delete", "VM disk", id, fmt.Errorf("reboot VM %d to detach %s: %w", vmid, slot, err))
 				return
 			}
@@ -741,7 +755,7 @@ func (r *vmDiskResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if del {
 		return
 	}
-	conf, err := c.GetVMConfig(ctx, node, vmid, true)
+	conf, err := at.c.GetVMConfig(ctx, at.node, vmid, true)
 	if err != nil {
 		return
 	}

@@ -31,6 +31,7 @@ const (
 type vmModel struct {
 	ID             types.String `tfsdk:"id"`
 	Node           types.String `tfsdk:"node"`
+	CurrentNode    types.String `tfsdk:"current_node"`
 	VMID           types.Int64  `tfsdk:"vmid"`
 	Name           types.String `tfsdk:"name"`
 	Description    types.String `tfsdk:"description"`
@@ -278,7 +279,7 @@ func bootOrder(v string) []string {
 func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running bool, pending []string, prior *vmModel) {
 	v := cfg.Values
 	m.ID = types.StringValue(strconv.FormatInt(vmid, 10))
-	m.Node = types.StringValue(node)
+	m.Node, m.CurrentNode = types.StringValue(node), types.StringValue(node)
 	m.VMID = types.Int64Value(vmid)
 	m.Name = strValue(v["name"])
 	m.Description = strValue(v["description"])

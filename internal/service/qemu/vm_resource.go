@@ -77,6 +77,10 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 			"A `node` change migrates the VM (live when it runs); a `vmid` change is refused at plan. Options that a running " +
 			"VM cannot take live (cores without CPU hotplug, bios, machine, cpu, ...) are written to PVE's pending section " +
 			"and listed in `pending_changes` until the VM restarts; the apply warns about them.\n\n" +
+			"**HA.** The HA manager owns the placement of a VM it manages: when it moves the VM (maintenance, fencing, " +
+			"rebalancing, `ha-manager migrate`), `current_node` follows, `node` stays and the plan warns instead of " +
+			"migrating it back. Reads, writes, power changes and the destroy that meet a migration wait for it and continue " +
+			"on the node the VM arrived on.\n\n" +
 			"**Safety.** With `protection = true` PVE refuses to destroy the VM (and its disks), and so does the provider at " +
 			"plan. Destroying a VM deletes every volume it owns, also detached ones (unusedN); while the VM still lists any " +
 			"volume the destroy is refused unless `destroy_disks = true`.\n\n" + credsNote,
@@ -88,8 +92,17 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 			"node": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Node the VM lives on. Changing it migrates the VM (`qm migrate`): online when it runs, " +
-					"copying disks on node-local storage too; storages the VM uses must exist on the target.",
+					"copying disks on node-local storage too; storages the VM uses must exist on the target. A VM moved " +
+					"outside Terraform is migrated back, except when the HA manager manages it (`pve_ha_resource`): then HA " +
+					"owns its placement (maintenance, fencing, rebalancing, `ha-manager migrate`), `node` stays where Terraform " +
+					"created or last migrated it, `current_node` shows where it runs, and plans warn instead of migrating it " +
+					"back. Changing `node` of such a VM migrates it through HA.",
 				Validators: []validator.String{stringvalidator.RegexMatches(dnsNameRE, "must be a node name")},
+			},
+			"current_node": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Node the VM is on now, from the cluster. Equal to `node` unless the HA manager moved " +
+					"the VM. Operations that meet a migration wait for it and continue on the new node.",
 			},
 			"vmid": schema.Int64Attribute{
 				Optional: true, Computed: true,
@@ -346,13 +359,17 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 			plan.Network = nets
 		}
 	}
-	// status and pending_changes follow from the write.
+	warnHAPlacement(&state, &plan, &resp.Diagnostics)
+	// status, pending_changes and current_node follow from the write (HA
+	// may move the VM meanwhile).
 	if !plan.sameAs(&state.vmModel) {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), types.StringUnknown())...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_changes"), types.ListUnknown(types.StringType))...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("current_node"), types.StringUnknown())...)
 	} else {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("status"), state.Status)...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_changes"), state.PendingChanges)...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("current_node"), state.CurrentNode)...)
 	}
 }
 
@@ -470,12 +487,13 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
 		}
 	}
-	r.readInto(ctx, c, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+	r.readInto(ctx, node, vmid, &plan, &resp.State, &resp.Diagnostics)
 }
 
-// readInto reads the VM back into st, warning about pending changes.
-func (r *vmResource) readInto(ctx context.Context, c *pve.Client, node string, vmid int64, prior *vmResourceModel, st *tfsdk.State, diags *diag.Diagnostics) {
-	m, err := readVM(ctx, c, node, vmid, &prior.vmModel)
+// readInto reads the VM back into st (on the node it moved to, if a
+// migration took it away from node), warning about pending changes.
+func (r *vmResource) readInto(ctx context.Context, node string, vmid int64, prior *vmResourceModel, st *tfsdk.State, diags *diag.Diagnostics) {
+	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "VM", vmLabel(vmid), err)
 		return
@@ -506,7 +524,20 @@ func readVM(ctx context.Context, c *pve.Client, node string, vmid int64, prior *
 	}
 	var m vmModel
 	m.fromConfig(node, vmid, cfg, status.Running(), pve.PendingChanges(items), prior)
+	m.place(node, status, prior)
 	return &m, nil
+}
+
+// readFollowing is readVM on node, or on the node a migration took the VM
+// to meanwhile.
+func (r *vmResource) readFollowing(ctx context.Context, node string, vmid int64, prior *vmModel) (*vmModel, error) {
+	var m *vmModel
+	_, err := onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
+		var err error
+		m, err = readVM(ctx, c, node, vmid, prior)
+		return err
+	})
+	return m, err
 }
 
 func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -523,7 +554,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	node, err := r.locate(ctx, vmid, prior.Node.ValueString())
+	node, err := r.locate(ctx, vmid, prior.Node.ValueString(), false)
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "VM is gone; removing it from the state", map[string]any{"vmid": vmid})
 		resp.State.RemoveResource(ctx)
@@ -533,11 +564,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return
 	}
-	c := r.client(ctx, node, &resp.Diagnostics)
-	if c == nil {
-		return
-	}
-	m, err := readVM(ctx, c, node, vmid, &prior.vmModel)
+	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel)
 	if errors.Is(err, pve.ErrNotFound) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -554,20 +581,28 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 // config is there (also for standalone nodes, whose VMs the main
 // endpoint's resource list does not show), else wherever the cluster's
 // resource list has it (HA or someone else migrated it); ErrNotFound when
-// neither has it.
-func (r *vmResource) locate(ctx context.Context, vmid int64, known string) (string, error) {
+// neither has it. With settle, while a migration holds the VM, it waits
+// for its end and returns the node the VM is on then (a read needs not).
+func (r *vmResource) locate(ctx context.Context, vmid int64, known string, settle bool) (string, error) {
 	if known != "" {
 		if c, err := r.PD.NodeClient(ctx, known); err == nil {
-			_, err := c.GetVMConfig(ctx, known, vmid, true)
-			if err == nil {
+			cfg, err := c.GetVMConfig(ctx, known, vmid, true)
+			if err == nil && (!settle || cfg.Values["lock"] != "migrate") {
 				return known, nil
 			}
-			if !errors.Is(err, pve.ErrNotFound) {
+			if err != nil && !errors.Is(err, pve.ErrNotFound) {
 				return "", err
 			}
 		}
 	}
-	return r.PD.Client.FindVM(ctx, vmid)
+	row, err := r.PD.Client.VMResource(ctx, vmid)
+	if err != nil {
+		return "", err
+	}
+	if settle && migrating(row) {
+		return settledNode(ctx, r.PD.Client, vmid)
+	}
+	return row.Node, nil
 }
 
 func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -590,39 +625,26 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	// One writer per VM in this provider: its pve_vm_disk resources take
 	// the same lock.
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
-	if n, err := r.locate(ctx, vmid, node); err == nil {
+	if n, err := r.locate(ctx, vmid, node, true); err == nil {
 		node = n
 	}
 	c := r.client(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	// Migrate first, so the config is then written where the VM lives.
+	// Migrate first, so the config is then written where the VM lives. A
+	// VM that HA moved stays where HA put it unless the plan changes node.
 	if target != node {
 		st, err := c.GetVMStatus(ctx, node, vmid)
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
 			return
 		}
-		online := st.Running()
-		tflog.Info(ctx, "migrating VM", map[string]any{"vmid": vmid, "from": node, "to": target, "online": online})
-		migStart := time.Now()
-		migRes, err := c.AwaitVMTask(ctx, func() (string, error) {
-			return c.MigrateVM(ctx, node, vmid, pve.MigrateVMRequest{Target: target, Online: online, WithLocalDisks: online})
-		})
-		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
-			r.readInto(ctx, c, node, vmid, &state, &resp.State, &resp.Diagnostics)
-			return
-		}
-		if err := waitOnNode(ctx, r.PD.Client, vmid, target); err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
-			return
-		}
-		addMigrationReport(&resp.Diagnostics, vmid, node, target, online, time.Since(migStart), migRes)
-		node = target
-		if c = r.client(ctx, node, &resp.Diagnostics); c == nil {
-			return
+		if !haOwnsPlacement(st) || !plan.Node.Equal(state.Node) {
+			if !r.migrate(ctx, c, node, target, vmid, st.Running(), &state, resp) {
+				return
+			}
+			node = target
 		}
 	}
 	want := plan.desired(ctx, &resp.Diagnostics)
@@ -633,36 +655,67 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// Read, diff and write with the digest: a concurrent change (another
-	// apply, the GUI) makes PVE refuse, and the diff is made again.
-	for attempt := 0; ; attempt++ {
-		cfg, err := c.GetVMConfig(ctx, node, vmid, false)
-		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
-			return
-		}
-		set, del := configUpdate(cfg, want, boot, !plan.BootOrder.IsNull())
-		if len(set) == 0 && len(del) == 0 {
-			break
-		}
-		tflog.Info(ctx, "updating VM config", map[string]any{"vmid": vmid, "set": sortedParamKeys(set), "delete": del})
-		err = c.UpdateVMConfigSync(ctx, node, vmid, pve.VMConfigUpdate{Set: set, Delete: del, Digest: cfg.Digest})
-		if err == nil {
-			break
-		}
-		if attempt < 3 && strings.Contains(err.Error(), "checksum mismatch") {
-			continue
-		}
+	// The config and the power state, following the VM when a migration
+	// (HA's) takes it to another node meanwhile.
+	node, err := onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
+		return writeVMConfig(ctx, c, node, vmid, want, boot, !plan.BootOrder.IsNull())
+	})
+	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
-		r.readInto(ctx, c, node, vmid, &state, &resp.State, &resp.Diagnostics)
+		r.readInto(ctx, node, vmid, &state, &resp.State, &resp.Diagnostics)
 		return
 	}
 	if !plan.Started.Equal(state.Started) || plan.Started.ValueBool() {
-		if err := setPower(ctx, c, node, vmid, plan.Started.ValueBool()); err != nil {
+		node, err = onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
+			return setPower(ctx, c, node, vmid, plan.Started.ValueBool())
+		})
+		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
 		}
 	}
-	r.readInto(ctx, c, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+	r.readInto(ctx, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+}
+
+// migrate moves the VM from node to target (through HA when HA manages
+// it) and reports the migration; false when it failed (diagnosed).
+func (r *vmResource) migrate(ctx context.Context, c *pve.Client, node, target string, vmid int64, online bool, state *vmResourceModel, resp *resource.UpdateResponse) bool {
+	tflog.Info(ctx, "migrating VM", map[string]any{"vmid": vmid, "from": node, "to": target, "online": online})
+	migStart := time.Now()
+	migRes, err := c.AwaitVMTask(ctx, func() (string, error) {
+		return c.MigrateVM(ctx, node, vmid, pve.MigrateVMRequest{Target: target, Online: online, WithLocalDisks: online})
+	})
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
+		r.readInto(ctx, node, vmid, state, &resp.State, &resp.Diagnostics)
+		return false
+	}
+	if err := waitOnNode(ctx, r.PD.Client, vmid, target); err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
+		return false
+	}
+	addMigrationReport(&resp.Diagnostics, vmid, node, target, online, time.Since(migStart), migRes)
+	return true
+}
+
+// writeVMConfig reads, diffs and writes with the digest: a concurrent
+// change (another apply, the GUI) makes PVE refuse, and the diff is made
+// again.
+func writeVMConfig(ctx context.Context, c *pve.Client, node string, vmid int64, want desiredConfig, boot []string, bootSet bool) error {
+	for attempt := 0; ; attempt++ {
+		cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+		if err != nil {
+			return err
+		}
+		set, del := configUpdate(cfg, want, boot, bootSet)
+		if len(set) == 0 && len(del) == 0 {
+			return nil
+		}
+		tflog.Info(ctx, "updating VM config", map[string]any{"vmid": vmid, "set": sortedParamKeys(set), "delete": del})
+		err = c.UpdateVMConfigSync(ctx, node, vmid, pve.VMConfigUpdate{Set: set, Delete: del, Digest: cfg.Digest})
+		if err == nil || attempt >= 3 || !strings.Contains(err.Error(), "checksum mismatch") {
+			return err
+		}
+	}
 }
 
 func sortedParamKeys(p pve.Params) []string {
@@ -691,29 +744,6 @@ func setPower(ctx context.Context, c *pve.Client, node string, vmid int64, run b
 	return err
 }
 
-// waitOnNode waits until the cluster's resource list shows the VM on
-// node: after a migration task ends the config may take a moment to show
-// up there (the race other providers hit, bpg #2025).
-func waitOnNode(ctx context.Context, c *pve.Client, vmid int64, node string) error {
-	delay := 100 * time.Millisecond
-	for {
-		n, err := c.FindVM(ctx, vmid)
-		if err == nil && n == node {
-			return nil
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("VM %d did not arrive on node %s (last seen on %q, %w): %w", vmid, node, n, err, ctx.Err())
-		case <-t.C:
-		}
-		if delay < 2*time.Second {
-			delay *= 2
-		}
-	}
-}
-
 func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state vmResourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -728,7 +758,7 @@ func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, res
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	node, err := r.locate(ctx, vmid, state.Node.ValueString())
+	node, err := r.locate(ctx, vmid, state.Node.ValueString(), true)
 	if errors.Is(err, pve.ErrNotFound) {
 		return
 	}
@@ -736,39 +766,37 @@ func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, res
 		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
 		return
 	}
-	c := r.client(ctx, node, &resp.Diagnostics)
-	if c == nil {
-		return
-	}
-	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
-	if errors.Is(err, pve.ErrNotFound) {
-		return
-	}
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
-		return
-	}
-	if cfg.Bool("protection", false) {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid),
-			errors.New("protection is on in PVE. Set protection = false and apply that before destroying the VM"))
-		return
-	}
-	if vols := ownedVolumes(cfg); len(vols) > 0 && !state.DestroyDisks.ValueBool() {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid),
-			fmt.Errorf("the VM still lists %s, which PVE would delete together with the VM. Move or detach what you want to keep "+
-				"(a detached disk stays as unusedN and is deleted too), or set destroy_disks = true and apply before destroying",
-				strings.Join(vols, ", ")))
-		return
-	}
-	if err := setPowerOff(ctx, c, node, vmid); err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
-		return
-	}
-	tflog.Info(ctx, "destroying VM", map[string]any{"vmid": vmid, "node": node})
-	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteVM(ctx, node, vmid, true, false) })
+	// Checked, stopped and destroyed where the VM is; when a migration
+	// (HA's) takes it elsewhere meanwhile, again there.
+	_, err = onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
+		return destroyVM(ctx, c, node, vmid, state.DestroyDisks.ValueBool())
+	})
 	if err != nil && !errors.Is(err, pve.ErrNotFound) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "VM", vmLabel(vmid), err)
 	}
+}
+
+// destroyVM refuses a protected VM and one that lists volumes without
+// destroyDisks, stops it and destroys it.
+func destroyVM(ctx context.Context, c *pve.Client, node string, vmid int64, destroyDisks bool) error {
+	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	if err != nil {
+		return err
+	}
+	if cfg.Bool("protection", false) {
+		return errors.New("protection is on in PVE. Set protection = false and apply that before destroying the VM")
+	}
+	if vols := ownedVolumes(cfg); len(vols) > 0 && !destroyDisks {
+		return fmt.Errorf("the VM still lists %s, which PVE would delete together with the VM. Move or detach what you want to keep "+
+			"(a detached disk stays as unusedN and is deleted too), or set destroy_disks = true and apply before destroying",
+			strings.Join(vols, ", "))
+	}
+	if err := setPowerOff(ctx, c, node, vmid); err != nil {
+		return err
+	}
+	tflog.Info(ctx, "destroying VM", map[string]any{"vmid": vmid, "node": node})
+	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteVM(ctx, node, vmid, true, false) })
+	return err
 }
 
 // setPowerOff stops a running VM at once: it is about to be destroyed.

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
@@ -19,11 +20,9 @@ import (
 func TestAccNodeDisks_refsAtPlan(t *testing.T) {
 	t.Parallel()
 	e, node, _ := disksEnv(t)
-	ctx := context.Background()
-	upid, err := e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
-	if _, err := e.Client.Await(ctx, upid, err); err != nil {
-		t.Fatal(err)
-	}
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
+	})
 	zfs := func(n, devs string) string {
 		return e.Config(fmt.Sprintf("resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = \"tank\"\n  devices   = %s\n  raidlevel = \"mirror\"\n}\n", n, devs))
 	}
@@ -60,4 +59,68 @@ func TestAccNodeDisks_refsAtPlan(t *testing.T) {
 			Check: checkDiskUse(e, node, "/dev/sdb", "LVM"),
 		},
 	}})
+}
+
+// A ZFS pool or LVM thin pool whose name the node already uses (a zpool;
+// any volume group, which a thin pool create makes of its name: the
+// installer's pve, one a removed thin pool left) is refused at plan with
+// the names in use; before, the plan said "1 to add" and the create task
+// failed. A name known only at apply is let through. Nothing is written.
+func TestAccNodeDisks_namesInUseAtPlan(t *testing.T) {
+	t.Parallel()
+	e, node, _ := disksEnv(t)
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{Name: "old", Devices: []string{"/dev/sdc"}, RaidLevel: "single"})
+	})
+	// A thin pool removed without cleanup-disks leaves its volume group.
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.CreateThinPool(ctx, node, "left", "/dev/sdb", false)
+	})
+	awaitTask(t, e, func(ctx context.Context) (string, error) {
+		return e.Client.DeleteThinPool(ctx, node, "left", "left", false, false)
+	})
+	zfs := func(name string) string {
+		return e.Config(fmt.Sprintf("resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = %s\n  devices   = [\"/dev/nvme0n1\"]\n  raidlevel = \"single\"\n}\n", node, name))
+	}
+	thin := func(name string) string {
+		return e.Config(fmt.Sprintf("resource \"pve_node_lvmthin\" \"fast\" {\n  node   = %q\n  name   = %q\n  device = \"/dev/nvme0n1\"\n}\n", node, name))
+	}
+	var from int
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		func() resource.TestStep {
+			s := refusedStep(zfs(`"old"`), `Error: Unable to Create ZFS pool `+node+`/old`, `with pve_node_zfs\.tank`,
+				`name = "old": node `+node+` already has a ZFS pool of that name \(PVE would refuse: "pool 'old' already exists on node '`+node+`'"\)`,
+				`The names in use on `+node+` are "old"`, `Choose another name`)
+			s.PreConfig = func() { from = len(e.Sim.Requests()) }
+			return s
+		}(),
+		refusedStep(thin("pve"), `Error: Unable to Create LVM thin pool `+node+`/pve`, `with pve_node_lvmthin\.fast`,
+			`name = "pve": node `+node+` already has an LVM volume group of that name`, `volume group with name 'pve' already exists`,
+			`The names in use on `+node+` are "left", "pve"`),
+		refusedStep(thin("left"), `name = "left": node `+node+` already has an LVM volume group`),
+		{
+			// Known only at apply: let through.
+			Config: e.Config(fmt.Sprintf("resource \"terraform_data\" \"name\" {\n  input = \"old\"\n}\n"+
+				"resource \"pve_node_zfs\" \"tank\" {\n  node      = %q\n  name      = terraform_data.name.output\n  devices   = [\"/dev/nvme0n1\"]\n  raidlevel = \"single\"\n}\n", node)),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			PreConfig:          func() { requireNoWrites(t, e, from) },
+			Config:             zfs(`"tank"`),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+	}})
+}
+
+// awaitTask starts a PVE task through the test's client, as by hand, and
+// waits for it to succeed.
+func awaitTask(t *testing.T, e *acctest.Env, start func(context.Context) (string, error)) {
+	t.Helper()
+	ctx := context.Background()
+	upid, err := start(ctx)
+	if _, err := e.Client.Await(ctx, upid, err); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -231,6 +231,7 @@ func (r *lvmThinResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	m.fromAPI(p)
 	noteDisksInState(ctx, r.PD, m.Node, m.Device.ValueString())
+	noteNameInState(ctx, r.PD, vgNames.kind, m.Node, m.Name)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -280,7 +281,9 @@ func (r *lvmThinResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	tflog.Info(ctx, "destroying LVM thin pool with its volumes and wiping its disk", map[string]any{"node": node, "name": name})
 	upid, err := c.DeleteThinPool(ctx, node, name, name, true, false)
-	if _, err := c.Await(ctx, upid, err); err != nil {
+	_, err = c.Await(ctx, upid, err)
+	freedOnNode(r.PD, vgNames, node)
+	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "LVM thin pool", id, err)
 	}
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
 )
 
-// cephPoolsKey is the read-cache key of the cluster's Ceph pool names.
-const cephPoolsKey = "storage/ceph-pool-names"
-
 // rbdDefaultPool is RBDPlugin's default pool when none is given.
 const rbdDefaultPool = "rbd"
 
@@ -101,18 +98,12 @@ func (r *storageResource) checkRBDPool(ctx context.Context, plan, state *storage
 		}
 		node = members[0]
 	}
-	names, err := framework.CachedRead(ctx, r.PD.Reads, cephPoolsKey, func(ctx context.Context) ([]string, error) {
-		pools, err := r.PD.Client.CephListPools(ctx, node)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]string, 0, len(pools))
-		for _, p := range pools {
-			out = append(out, p.Name)
-		}
-		slices.Sort(out)
-		return out, nil
-	})
+	pools, err := r.PD.PlanCephPools(ctx, node)
+	names := make([]string, 0, len(pools))
+	for _, p := range pools {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
 	if err != nil {
 		// No Ceph yet (it may come in this plan): nothing to compare with.
 		tflog.Debug(ctx, "Ceph pools not readable at plan; the rbd storage's pool is checked by use", map[string]any{"node": node, "error": err.Error()})

@@ -302,6 +302,7 @@ func (r *zfsResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	m.fromAPI(p, devs, level)
 	noteDisksInState(ctx, r.PD, m.Node, listStrings(ctx, m.Devices)...)
+	noteNameInState(ctx, r.PD, zfsNames.kind, m.Node, m.Name)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -345,7 +346,9 @@ func (r *zfsResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	}
 	tflog.Info(ctx, "destroying ZFS pool and wiping its disks", map[string]any{"node": node, "name": name})
 	upid, err := c.DeleteZFSPool(ctx, node, name, true, false)
-	if _, err := c.Await(ctx, upid, err); err != nil {
+	_, err = c.Await(ctx, upid, err)
+	freedOnNode(r.PD, zfsNames, node)
+	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "ZFS pool", id, err)
 	}
 }
