@@ -476,7 +476,7 @@ func (c *Client) do(ctx context.Context, method, path string, params Params, noA
 			attempt--
 			continue
 		}
-		if attempt+1 >= c.retry.MaxAttempts || !c.retry.Retryable(method, err) {
+		if attempt+1 >= c.retry.MaxAttempts || !c.retry.Retryable(retryMethod(method, path), err) {
 			return nil, err
 		}
 		d := c.retry.Backoff(attempt)
@@ -485,6 +485,17 @@ func (c *Client) do(ctx context.Context, method, path string, params Params, noA
 			return nil, fmt.Errorf("%w (gave up retrying: %w)", err, serr)
 		}
 	}
+}
+
+// retryMethod is the method whose retry rules apply to a request: a
+// login (POST /access/ticket) changes nothing on PVE but the ticket it
+// hands out, so a failed or lost one is retried as a read (4xx, a wrong
+// password included, still is not).
+func retryMethod(method, path string) string {
+	if method == http.MethodPost && path == "/access/ticket" {
+		return http.MethodGet
+	}
+	return method
 }
 
 func (c *Client) doOnce(ctx context.Context, method, path string, params Params, noAuth bool) (*response, uint64, error) {

@@ -32,3 +32,17 @@ func (s *Sim) ResetRequests() {
 	s.requests = nil
 	s.reqMu.Unlock()
 }
+
+// CountRequests is how many logged requests had this method ("" = any)
+// and API path.
+func (s *Sim) CountRequests(method, path string) int {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	n := 0
+	for _, r := range s.requests {
+		if (method == "" || r.Method == method) && r.Path == path {
+			n++
+		}
+	}
+	return n
+}

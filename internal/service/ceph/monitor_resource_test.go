@@ -219,13 +219,7 @@ func TestAccCephMonitor_createRetriesConfLockTimeout(t *testing.T) {
 				Check: resource.ComposeTestCheckFunc(
 					coreMonitors(e, map[string]bool{"z2g4a": true, "z2g4b": true}),
 					func(*terraform.State) error {
-						n := 0
-						for _, r := range e.Sim.Requests() {
-							if r.Method == "POST" && r.Path == "/nodes/z2g4b/ceph/mon/z2g4b" {
-								n++
-							}
-						}
-						if n != 2 {
+						if n := e.Sim.CountRequests("POST", "/nodes/z2g4b/ceph/mon/z2g4b"); n != 2 {
 							return fmt.Errorf("%d monitor create POSTs for z2g4b, want 2 (one failed on the lock, one again)", n)
 						}
 						return nil

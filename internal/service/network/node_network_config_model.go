@@ -481,6 +481,10 @@ func stageNodeNetwork(ctx context.Context, c *pve.Client, node string, steps []s
 		default:
 			err = c.UpdateNetworkInterface(ctx, node, st.Iface, st.Req)
 		}
+		if pve.OutcomeUnknown(err) {
+			return fmt.Errorf("staging step %q on node %s got no answer: PVE may have staged it (nothing was applied; the staged steps, "+
+				"this one included if PVE took it, were reverted): %w", st.String(), node, err)
+		}
 		if err != nil {
 			return fmt.Errorf("staging step %q on node %s was refused (nothing was applied; the steps staged before it were reverted): %w", st.String(), node, err)
 		}

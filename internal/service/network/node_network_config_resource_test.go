@@ -345,6 +345,35 @@ func TestAccNodeNetworkConfig_refusedStepRevertsOwnStaging(t *testing.T) {
 	}})
 }
 
+// A step whose answer was lost (PVE staged it, the connection broke) is
+// not called refused, and the revert drops it with the rest: nothing
+// staged is left, nothing reloaded.
+func TestAccNodeNetworkConfig_lostStepAnswerReverts(t *testing.T) {
+	t.Parallel()
+	e, node := freshInstallEnv(t)
+	var mark int
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
+		PreConfig: func() {
+			mark = len(e.Sim.Requests())
+			e.Sim.InjectFault(pvesim.Fault{Method: "POST", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultDropAfter, Count: 1})
+		},
+		Config:      e.Config(referenceLabConfig(node, 10, "")),
+		ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*staging step "create bond0".*got no answer`),
+	}}, CheckDestroy: func(*terraform.State) error {
+		list, err := e.Client.ListNetwork(context.Background(), node)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(list.Changes) != "" {
+			return fmt.Errorf("the failed apply left staged changes:\n%s", list.Changes)
+		}
+		if n := countReloads(e, node, mark); n != 0 {
+			return fmt.Errorf("a failed staging step still reloaded node %s %d times", node, n)
+		}
+		return nil
+	}})
+}
+
 // Someone staged a change in the UI: the apply refuses and leaves it staged.
 func TestAccNodeNetworkConfig_refusesForeignPendingChanges(t *testing.T) {
 	t.Parallel()
