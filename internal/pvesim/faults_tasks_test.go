@@ -14,6 +14,19 @@ func vmIDs(c *client, node string) map[float64]bool {
 	return ids
 }
 
+// volIDs are the volids of storage's content on node (of vmid, if not "").
+func volIDs(c *client, node, storage, vmid string) []string {
+	var q url.Values
+	if vmid != "" {
+		q = vals("vmid", vmid)
+	}
+	var out []string
+	for _, v := range c.ok("GET", "/nodes/"+node+"/storage/"+storage+"/content", q).data().([]any) {
+		out = append(out, v.(map[string]any)["volid"].(string))
+	}
+	return out
+}
+
 func TestFaultsOnTasks(t *testing.T) {
 	fs, err := ParseFaultSpec("task qmcreate/100=fail:1x; task qmcreate/100=fail-late:1x; task qmcreate/100=hang:1x; task qmcreate/100=lock:1x")
 	if err != nil {
@@ -32,20 +45,23 @@ func TestFaultsOnTasks(t *testing.T) {
 	if vmIDs(c, "z2g4a")[100] {
 		t.Fatal("a failed create left VM 100")
 	}
-	// fail-late: the config was written, then the worker died.
+	// fail-late: the config was written, then the worker died after
+	// write_config (add_vm_to_pool, create_ifaces_ipams_ips): createfn's
+	// caller unlinks the config, and the disks it allocated stay.
 	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "unexpected status" {
 		t.Fatalf("fail-late: %v", st)
 	}
-	if !vmIDs(c, "z2g4a")[100] {
-		t.Fatal("a create that failed late left no VM 100")
+	if vmIDs(c, "z2g4a")[100] {
+		t.Fatal("a create that failed late left VM 100")
 	}
-	if conf := c.ok("GET", "/nodes/z2g4a/qemu/100/config", nil).data().(map[string]any); conf["cores"] != float64(2) || conf["lock"] != nil {
-		t.Fatalf("left-behind config: %v", conf)
+	if vols := volIDs(c, "z2g4a", "local-lvm", "100"); len(vols) != 1 || vols[0] != "local-lvm:vm-100-disk-0" {
+		t.Fatalf("volumes of VM 100 after a late failure: %v", vols)
 	}
-	if r := c.do("POST", "/nodes/z2g4a/qemu", vals("vmid", "100")); r.status != 500 {
-		t.Fatalf("create over the left-behind VM: %d %q", r.status, r.msg())
+	// PVE frees them with DELETE .../content/{volume} (an imgdel task).
+	c.waitTask("z2g4a", c.ok("DELETE", "/nodes/z2g4a/storage/local-lvm/content/vm-100-disk-0", nil).data().(string))
+	if vols := volIDs(c, "z2g4a", "local-lvm", "100"); len(vols) != 0 {
+		t.Fatalf("volumes of VM 100 after imgdel: %v", vols)
 	}
-	c.waitTask("z2g4a", c.ok("DELETE", "/nodes/z2g4a/qemu/100", nil).data().(string))
 
 	// hang: still running after a later task ended; a stop ends it and the
 	// worker cleans up.

@@ -430,6 +430,15 @@ func createVM(c *call) (any, *apiError) {
 		conf["meta"] = fmt.Sprintf("creation-qemu=%s,ctime=%d", qemuVersion(s.rel), time.Now().Unix())
 		vm.Config = conf
 		s.writeVMLocked(vm)
+		if t.failsLate {
+			// add_vm_to_pool or create_ifaces_ipams_ips died after
+			// write_config: createfn's caller unlinks the config, but the
+			// disks are freed only on errors up to write_config, so the
+			// volumes stay allocated and belong to no VM. No autostart.
+			delete(ns.VMs, vmid)
+			s.saveLocked()
+			return 0, nil
+		}
 		if start {
 			t.Log = append(t.Log, "Execute autostart")
 			s.powerOnLocked(node, vm)

@@ -19,6 +19,9 @@ func registerStorageVolumeInfo(t *routeTable) {
 	t.add("GET", "/nodes/{node}/storage/{storage}/content/{volume}", &method{params: schema{
 		"node": nodeParam(), "storage": st, "volume": pStr().req(),
 	}, handler: volumeInfo})
+	t.add("DELETE", "/nodes/{node}/storage/{storage}/content/{volume}", &method{params: schema{
+		"node": nodeParam(), "storage": st, "volume": pStr().req(),
+	}, handler: deleteVolume})
 }
 
 // realVolumeID is Content.pm's $real_volume_id.
@@ -90,28 +93,65 @@ func (s *Sim) volumePath(node string, e *storageEntry, name string) string {
 	return ""
 }
 
-func volumeInfo(c *call) (any, *apiError) {
-	s := c.s
-	node := c.params["node"]
+// imageVolume is the call's volume as Content.pm resolves it: its volid,
+// storage, name and the VM id parse_volname says owns it ("" if none).
+func (c *call) imageVolume() (volid string, e *storageEntry, name, owner string, aerr *apiError) {
 	volid, storeID, aerr := realVolumeID(c.params["storage"], c.params["volume"])
 	if aerr != nil {
-		return nil, aerr
+		return "", nil, "", "", aerr
 	}
-	e, err := s.storageEntryLocked(node, storeID)
+	e, err := c.s.storageEntryLocked(c.params["node"], storeID)
 	if err != nil {
-		return nil, die("%s\n", err)
+		return "", nil, "", "", die("%s\n", err)
 	}
-	_, name, _ := splitVolid(volid)
+	_, name, _ = splitVolid(volid)
 	re := volnameRE[e.Type]
 	if fileStorage(e.Type) {
 		re = volnameRE["dir"]
 	}
-	if re != nil && !re.MatchString(name) {
-		kind := volnameKind[e.Type]
-		if kind == "" {
-			kind = "directory"
+	if re != nil {
+		m := re.FindStringSubmatch(name)
+		if m == nil {
+			kind := volnameKind[e.Type]
+			if kind == "" {
+				kind = "directory"
+			}
+			return "", nil, "", "", die("unable to parse %s volume name '%s'\n", kind, name)
 		}
-		return nil, die("unable to parse %s volume name '%s'\n", kind, name)
+		owner = m[1]
+	}
+	return volid, e, name, owner, nil
+}
+
+// deleteVolume is Content.pm delete: an imgdel worker (ID
+// "<owner>@<storage>") that runs vdisk_free. pve-storage checks no VM
+// config, so it frees a disk a VM still uses just the same.
+func deleteVolume(c *call) (any, *apiError) {
+	s := c.s
+	node := c.params["node"]
+	volid, e, _, owner, aerr := c.imageVolume()
+	if aerr != nil {
+		return nil, aerr
+	}
+	id := e.ID
+	if owner != "" {
+		id = owner + "@" + id
+	}
+	return s.startTaskLocked(c, "imgdel", id, func(t *task) (int, error) {
+		if err := s.freeVolumeLocked(node, volid); err != nil {
+			return 0, err
+		}
+		t.Log = append(t.Log, fmt.Sprintf("Removed volume '%s'", volid))
+		return 0, nil
+	}), nil
+}
+
+func volumeInfo(c *call) (any, *apiError) {
+	s := c.s
+	node := c.params["node"]
+	volid, e, name, _, aerr := c.imageVolume()
+	if aerr != nil {
+		return nil, aerr
 	}
 	path := s.volumePath(node, e, name)
 	v := s.volumesLocked(node, e)[volid]

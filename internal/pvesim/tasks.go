@@ -29,6 +29,10 @@ type task struct {
 	// undo is what the worker cleans up when it dies before its work
 	// (faults_task.go): nil when it leaves nothing.
 	undo func()
+	// failsLate tells the effect that the worker dies right after its
+	// work (FaultTaskLateFailure), so it can run the error path its
+	// program runs at that point (qmcreate: the config is unlinked).
+	failsLate bool
 }
 
 // upidRE is PVE::UPID::decode's regex.
@@ -102,7 +106,9 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 			t.finish(0, taskFaultMessage(tf, typ, id))
 		case tf != nil:
 			// The work is done (the config written, the object made), then
-			// the worker dies: what it made stays.
+			// the worker dies: what it made stays unless the effect's
+			// error path removes it.
+			t.failsLate = true
 			_, _ = effect(t)
 			t.finish(0, taskFaultMessage(tf, typ, id))
 		default:
