@@ -247,6 +247,18 @@ func (c *Client) ListStorageContent(ctx context.Context, node, id string, vmid i
 	return out, nil
 }
 
+// DeleteVolume frees volume volid (storage:name) on node: an imgdel task,
+// whose UPID it returns. PVE checks no guest config: the caller must know
+// no guest uses the volume.
+//
+//pve:operation DELETE /nodes/{node}/storage/{storage}/content/{volume}
+func (c *Client) DeleteVolume(ctx context.Context, node, volid string) (string, error) {
+	storage, _, _ := strings.Cut(volid, ":")
+	var upid string
+	err := c.Delete(ctx, "/nodes/"+PathEscape(node)+"/storage/"+PathEscape(storage)+"/content/"+PathEscape(volid), nil, &upid)
+	return upid, err
+}
+
 // ThinPool is an LVM thin pool of GET /nodes/{node}/disks/lvmthin.
 type ThinPool struct {
 	LV, VG                     string

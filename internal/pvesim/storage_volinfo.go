@@ -20,7 +20,7 @@ func registerStorageVolumeInfo(t *routeTable) {
 		"node": nodeParam(), "storage": st, "volume": pStr().req(),
 	}, handler: volumeInfo})
 	t.add("DELETE", "/nodes/{node}/storage/{storage}/content/{volume}", &method{params: schema{
-		"node": nodeParam(), "storage": st, "volume": pStr().req(),
+		"node": nodeParam(), "storage": st, "volume": pStr().req(), "delay": pInt(i64(1), i64(30)),
 	}, handler: deleteVolume})
 }
 
@@ -129,6 +129,10 @@ func (c *call) imageVolume() (volid string, e *storageEntry, name, owner string,
 func deleteVolume(c *call) (any, *apiError) {
 	s := c.s
 	node := c.params["node"]
+	// Not simulated: waiting in the request for the worker.
+	if c.params["delay"] != "" {
+		return nil, die("pvesim does not simulate delay on DELETE .../content/{volume}; poll the task")
+	}
 	volid, e, _, owner, aerr := c.imageVolume()
 	if aerr != nil {
 		return nil, aerr

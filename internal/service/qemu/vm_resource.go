@@ -481,11 +481,11 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		// config read may be another create's (a parallel apply, the GUI):
 		// it is this one's only when no later create or restore task of
 		// the id started before that read (the task list is read after).
-		if found {
-			if other, lerr := laterCreateTask(ctx, c, node, vmid, err); other != "" || lerr != nil {
-				framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), notThisCreate(err, node, vmid, other, lerr))
-				return
-			}
+		// The same holds for the disks an unlinked create left.
+		other, lerr := laterCreateTask(ctx, c, node, vmid, err)
+		if found && (other != "" || lerr != nil) {
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), notThisCreate(err, node, vmid, other, lerr))
+			return
 		}
 		switch {
 		case found && lock == "":
@@ -494,6 +494,9 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), fmt.Errorf("%w\n\n%s", err, removeReservedVM(ctx, c, node, vmid)))
 			return
 		default:
+			if left := freeOrphanedDisks(ctx, c, node, vmid, err, other, lerr); left != "" {
+				err = fmt.Errorf("%w\n\n%s", err, left)
+			}
 			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
 			return
 		}
@@ -547,6 +550,64 @@ func laterCreateTask(ctx context.Context, c *pve.Client, node string, vmid int64
 		}
 	}
 	return "", nil
+}
+
+// createdDiskRE is create_disks' log line for each disk it allocated; the
+// drive string starts with the volid.
+var createdDiskRE = regexp.MustCompile(`^\w+: successfully created disk '([^',]+)`)
+
+// freeOrphanedDisks frees the disks a failed create task (taskErr) left
+// with no config: qemu-server frees them only on errors up to write_config,
+// so a worker that died after it (add_vm_to_pool, create_ifaces_ipams_ips)
+// left volumes no VM owns. They are provably this create's: its task log
+// names them as allocated, PVE reserved the id for it (no config before),
+// no config has it now and no later create or restore task (other, or
+// lerr when that is unknown) can have taken them. It says what it did or
+// what is left to do by hand ("" when the task allocated nothing).
+func freeOrphanedDisks(ctx context.Context, c *pve.Client, node string, vmid int64, taskErr error, other string, lerr error) string {
+	var te *pve.TaskError
+	if !errors.As(taskErr, &te) {
+		return ""
+	}
+	var vols []string
+	for _, line := range te.Log {
+		if m := createdDiskRE.FindStringSubmatch(line); m != nil {
+			vols = append(vols, m[1])
+		}
+	}
+	if len(vols) == 0 {
+		return ""
+	}
+	byHand := func(vs []string) string {
+		cmds := make([]string, 0, len(vs))
+		for _, v := range vs {
+			cmds = append(cmds, "pvesm free "+v)
+		}
+		return fmt.Sprintf("Check that no VM uses them, then remove them on node %s: %s", node, strings.Join(cmds, "; "))
+	}
+	switch {
+	case other != "":
+		return fmt.Sprintf("PVE removed VM %d's config but left the disks the task allocated (%s); task %s has used VM id %d since, so they are left alone. %s",
+			vmid, strings.Join(vols, ", "), other, vmid, byHand(vols))
+	case lerr != nil:
+		return fmt.Sprintf("PVE removed VM %d's config but left the disks the task allocated (%s); whether another task used VM id %d since could not be told (%v), so they are left alone. %s",
+			vmid, strings.Join(vols, ", "), vmid, lerr, byHand(vols))
+	}
+	var left []string
+	var errs []string
+	for _, v := range vols {
+		upid, derr := c.DeleteVolume(ctx, node, v)
+		if _, derr = c.Await(ctx, upid, derr); derr != nil {
+			left = append(left, v)
+			errs = append(errs, derr.Error())
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Sprintf("PVE removed VM %d's config but left the disks the task allocated; freeing %s failed (%s). %s",
+			vmid, strings.Join(left, ", "), strings.Join(errs, "; "), byHand(left))
+	}
+	return fmt.Sprintf("PVE removed VM %d's config but left the disks the task allocated (%s): the provider freed them, so nothing of this create is left.",
+		vmid, strings.Join(vols, ", "))
 }
 
 // notThisCreate is the failed create's error when VM vmid's config on
