@@ -68,8 +68,10 @@ var labFaultMatrix = []labFaultCase{
 	// The first task of each family the lab runs fails after its work (the
 	// worker died, what it made stays): the apply adopts it, except a
 	// network reload, which fails the apply (recorded tainted, replaced by
-	// the re-run); the re-run, meeting the rest under continuing faults,
-	// converges. Never a duplicate, never an orphan.
+	// the re-run), and the VM create, whose worker unlinks the config
+	// (the apply fails, freeing any disks PVE left); the re-run, meeting
+	// the rest under continuing faults, converges. Never a duplicate,
+	// never an orphan (no volume of a VM id without a VM).
 	{name: "task-fails-late", spec: labTasks("fail-late:1x")},
 	// A task failed before its work (nothing left) fails its apply, and a
 	// family's failure stops the families that wait for it (network,

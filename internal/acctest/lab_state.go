@@ -62,6 +62,40 @@ func stateObjects(rs []LabResource) []string {
 	return out
 }
 
+// orphanVolumes are the guest volumes on the nodes' active storages
+// whose VM id no guest has ("orphan volume <volid>", each once: a shared
+// storage shows on every node), as a create that died leaves them.
+func orphanVolumes(ctx context.Context, c *pve.Client, nodes []string, guests []pve.ClusterResource) ([]string, error) {
+	ids := map[int64]bool{}
+	for _, g := range guests {
+		ids[g.VMID] = true
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, node := range nodes {
+		stores, err := c.ListNodeStorage(ctx, node, pve.NodeStorageQuery{Enabled: true})
+		if err != nil {
+			return nil, fmt.Errorf("list node %s's storage: %w", node, err)
+		}
+		for _, st := range stores {
+			if !st.Active {
+				continue
+			}
+			vols, err := c.ListStorageContent(ctx, node, st.Storage, 0)
+			if err != nil {
+				return nil, fmt.Errorf("list %s on %s: %w", st.Storage, node, err)
+			}
+			for _, v := range vols {
+				if v.VMID > 0 && !ids[v.VMID] && !seen[v.VolID] {
+					seen[v.VolID] = true
+					out = append(out, "orphan volume "+v.VolID)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
 // simObjects reads the same kinds of objects from pvesim's API, through
 // the first node as root@pam. Storages it only lists when the state has
 // them (the installer's local and local-lvm are nobody's resource);
@@ -96,6 +130,11 @@ func (l *Lab) simObjects(ctx context.Context) ([]string, error) {
 	} else if !pve.IsCephNotSetUp(err) {
 		return nil, fmt.Errorf("list pools: %w", err)
 	}
+	orphans, err := orphanVolumes(ctx, c, l.Nodes, vms)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, orphans...)
 	st, err := c.ListStorage(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("list storage: %w", err)
@@ -116,7 +155,8 @@ func (l *Lab) simObjects(ctx context.Context) ([]string, error) {
 
 // CheckStateMatchesSim fails the test unless every VM, OSD, pool, storage
 // and HA resource of the state exists in pvesim once, and pvesim has no
-// VM, OSD, pool or HA resource the state lacks: no orphan, no duplicate.
+// VM, OSD, pool or HA resource the state lacks, nor a guest volume of a
+// VM id no guest has: no orphan, no duplicate.
 func (l *Lab) CheckStateMatchesSim() {
 	l.t.Helper()
 	state := stateObjects(l.State())

@@ -466,12 +466,11 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 	if err != nil {
 		// PVE reserves the id with a `lock: create` config before the
 		// worker and unlinks it when createfn dies (qemu-server create_vm),
-		// so after an accepted POST a config without the lock is the
-		// complete VM of a worker that died after writing it: this
-		// create's, adopted; one still locked 'create' is the half VM of a
-		// worker killed before it wrote the config (no cleanup ran):
-		// removed, so the next apply creates the VM. A VM that existed
-		// before (PVE refused the POST) is never touched.
+		// also after write_config, leaving the disks it allocated (freed
+		// here). Only a killed worker leaves a config: still locked
+		// 'create' before write_config (removed, so the next apply creates
+		// the VM), complete after it (this create's, adopted). A VM that
+		// existed before (PVE refused the POST) is never touched.
 		if !accepted || !framework.FailedTask(err) {
 			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
 			return

@@ -47,19 +47,18 @@ func checkOneVM(e *acctest.Env) resource.TestCheckFunc {
 	}
 }
 
-// A qmcreate worker that fails early (PVE unlinks the config) fails the
-// first apply and the next creates the VM; one that dies after writing the
-// config (the VM stays, unlocked) is adopted by the first apply, which
-// starts it as planned. A start that fails early fails the apply (the VM
+// A qmcreate worker that fails, early or after writing the config (PVE
+// unlinks it either way), fails the first apply and the next creates the
+// VM. A start that fails early fails the apply (the VM
 // is tainted and replaced); one that died after the VM came up is taken
 // as done. Either way one VM 100, running, and nothing left to plan.
 func TestAccVM_createTaskFails(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, action string
-		wantErr      *regexp.Regexp // nil: the VM left behind is adopted
+		wantErr      *regexp.Regexp // nil: the started VM is taken as done
 	}{
-		{"early", "fail", regexp.MustCompile(`Unable to Create VM 100`)}, {"late", "fail-late", nil},
+		{"early", "fail", regexp.MustCompile(`Unable to Create VM 100`)}, {"late", "fail-late", regexp.MustCompile(`Unable to Create VM 100`)},
 		{"start-early", "fail", regexp.MustCompile(`Unable to Start VM 100`)}, {"start-late", "fail-late", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
