@@ -28,7 +28,9 @@ const (
 	// FaultTaskLateFailure lets a matching task do its work, then fail with
 	// Message (default "unexpected status", what PVE reports for a worker
 	// that died without a status): the object a create made stays behind,
-	// as when a create worker dies after writing the config.
+	// as when a create worker dies after writing the config. qmcreate runs
+	// qemu-server's error path instead: the config is unlinked, the disks
+	// stay.
 	FaultTaskLateFailure
 	// FaultTaskHang makes a matching task run until it is stopped
 	// (DELETE /nodes/{node}/tasks/{upid}) or the simulator closes; its

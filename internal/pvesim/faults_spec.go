@@ -30,7 +30,8 @@ Actions:
             request has no effect), drop-after (the request takes effect, the
             connection closes without the answer), delay (with a duration modifier)
   tasks:    fail (TASK ERROR, no effect), fail-late (the work is done, then the
-            worker dies: a create leaves its object behind), kill (the worker is
+            worker dies: a create leaves its object behind; a VM create
+            unlinks its config and leaves its disks), kill (the worker is
             killed mid-work: no effect and no cleanup, so what it reserved
             first stays: a VM config locked 'create', a node added to
             corosync.conf but not joined), hang (the task never
