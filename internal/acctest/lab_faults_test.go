@@ -3,6 +3,7 @@ package acctest
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -68,11 +69,14 @@ var labFaultMatrix = []labFaultCase{
 	// The first task of each family the lab runs fails after its work (the
 	// worker died, what it made stays): the apply adopts it, except a
 	// network reload, which fails the apply (recorded tainted, replaced by
-	// the re-run), and the VM create, whose worker unlinks the config
-	// (the apply fails, freeing any disks PVE left); the re-run, meeting
-	// the rest under continuing faults, converges. Never a duplicate,
-	// never an orphan (no volume of a VM id without a VM).
-	{name: "task-fails-late", spec: labTasks("fail-late:1x")},
+	// the re-run); the re-run, meeting the rest under continuing faults,
+	// converges. Never a duplicate, never an orphan (no volume of a VM id
+	// without a VM).
+	{name: "task-fails-late", spec: labTasks("fail-late:1x", "qmcreate")},
+	// The VM create's worker dies after writing the config: qemu-server
+	// unlinks it (disks it allocated stay, and are freed), so the apply
+	// fails on VM 100 and the re-run creates it.
+	{name: "task-fails-late-qmcreate", spec: "task qmcreate=fail-late:1x", firstApplyFails: true, firstErrorsName: []string{"VM 100"}},
 	// A task failed before its work (nothing left) fails its apply, and a
 	// family's failure stops the families that wait for it (network,
 	// cluster, Ceph, VM): the first apply meets only the first (the
@@ -110,12 +114,16 @@ var labFaultMatrix = []labFaultCase{
 }
 
 // labTasks is a fault spec giving action to the first task of each
-// family the reference lab runs: cluster create and join, network reload,
+// family the reference lab runs (but the types in except): cluster create
+// and join, network reload,
 // Ceph monitor, manager, OSD and pool, VM create, disk and start.
-func labTasks(action string) string {
+func labTasks(action string, except ...string) string {
 	var rules []string
 	for _, typ := range []string{"clustercreate", "clusterjoin", "srvreload", "cephcreatemon", "cephcreatemgr",
 		"cephcreateosd", "cephcreatepool", "qmcreate", "qmconfig", "qmstart"} {
+		if slices.Contains(except, typ) {
+			continue
+		}
 		rules = append(rules, "task "+typ+"="+action)
 	}
 	return strings.Join(rules, "; ")
