@@ -70,6 +70,17 @@ func vmIsOn(e *acctest.Env, node string, memory int64) resource.TestCheckFunc {
 	})
 }
 
+// haMoved is a PreConfig: HA has moved VM 100 to node (the migration
+// ended), and the request log starts afresh.
+func haMoved(t *testing.T, e *acctest.Env, node string) func() {
+	return func() {
+		if err := e.Sim.HAMigrate(100, node, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.Sim.ResetRequests()
+	}
+}
+
 // migrateOnRequest is a PreConfig: HA starts migrating VM 100 to target
 // (for half a second) just before the apply's first request matching
 // method and path.
@@ -111,12 +122,7 @@ func TestAccVM_haMovedBetweenApplies(t *testing.T) {
 			),
 		},
 		{
-			PreConfig: func() {
-				if err := e.Sim.HAMigrate(100, b, 0); err != nil {
-					t.Fatal(err)
-				}
-				e.Sim.ResetRequests()
-			},
+			PreConfig: haMoved(t, e, b),
 			Config: haVM100(e, a, 1024, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectEmptyPlan(),
@@ -222,11 +228,7 @@ func TestAccVM_haDestroyAfterMoves(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: haVM100(e, a, 1024, "4G"), Check: vmIsOn(e, a, 1024)},
 			{
-				PreConfig: func() {
-					if err := e.Sim.HAMigrate(100, b, 0); err != nil {
-						t.Fatal(err)
-					}
-				},
+				PreConfig: haMoved(t, e, b),
 				Config:           haVM100(e, a, 1024, "4G"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            vmIsOn(e, b, 1024),
@@ -252,12 +254,7 @@ func TestAccVM_haLeftAfterMove(t *testing.T) {
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{Config: haVM100(e, a, 1024, ""), Check: vmIsOn(e, a, 1024)},
 		{
-			PreConfig: func() {
-				if err := e.Sim.HAMigrate(100, b, 0); err != nil {
-					t.Fatal(err)
-				}
-				e.Sim.ResetRequests()
-			},
+			PreConfig: haMoved(t, e, b),
 			Config: e.Config(vm100HCL(a, 2048)),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(vmAddr, plancheck.ResourceActionUpdate),
