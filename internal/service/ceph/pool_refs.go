@@ -32,11 +32,11 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 		action, id = "Update", state.Name.ValueString()
 	}
 	summary := fmt.Sprintf("Unable to %s Ceph pool %s", action, id)
-	if !framework.CheckNodeAtPlan(ctx, pd, plan.Node, path.Root("node"), summary, diags) || plan.Node.IsUnknown() {
-		return
-	}
 	if state == nil && !plan.Name.IsUnknown() {
-		framework.Planned(ctx, pd, framework.PlannedCephPools).Add(plan.Name.ValueString())
+		pd.PlanNote(framework.PlannedCephPools, plan.Name.ValueString(), "")
+	}
+	if !framework.PlanCheckNode(ctx, pd, plan.Node, path.Root("node"), poolTypeName, diags) || plan.Node.IsUnknown() {
+		return
 	}
 	checkCrushRuleAtPlan(ctx, pd, plan, state, summary, diags)
 	if plan.Size.IsUnknown() || plan.Size.IsNull() || (state != nil && state.Size.Equal(plan.Size)) {
@@ -63,7 +63,7 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 		}
 	}
 	existing := len(hosts)
-	for _, h := range framework.Planned(ctx, pd, plannedOSDHosts).Keys() {
+	for _, h := range pd.PlanNotedKeys(plannedOSDHosts) {
 		hosts[h] = true
 	}
 	size := plan.Size.ValueInt64()
