@@ -33,7 +33,8 @@ const (
 	PlannedIfaces = "iface"
 	// PlannedFiles are "<node>:<path>" (pve_node_file).
 	PlannedFiles = "file"
-	// PlannedStorages are storage ids (pve_storage).
+	// PlannedStorages are storage ids: pve_storage's, and the storage
+	// pve_ceph_pool's add_storages creates under the pool's name.
 	PlannedStorages = "storage"
 	// PlannedCephPools are Ceph pool names (pve_ceph_pool), which an rbd
 	// storage may name before they exist.

@@ -22,7 +22,9 @@ const defaultCrushRule = "replicated_rule"
 // size (on create, or a changed size) larger than the number of hosts with
 // OSDs: with the default rule (failure domain host) Ceph cannot place the
 // copies and the PGs never become active+clean. OSDs this plan creates on
-// other hosts count when the pool depends on them. state is nil on create.
+// other hosts count when the pool depends on them. A create is noted for
+// the resources planned after it: the pool (an rbd storage's pool) and,
+// with add_storages, its storage (a disk's storage). state is nil on create.
 func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, state *poolModel, diags *diag.Diagnostics) {
 	if pd == nil || pd.Client == nil {
 		return
@@ -34,6 +36,11 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 	summary := fmt.Sprintf("Unable to %s Ceph pool %s", action, id)
 	if state == nil && !plan.Name.IsUnknown() {
 		pd.PlanNote(framework.PlannedCephPools, plan.Name.ValueString(), "")
+		if !plan.AddStorages.IsUnknown() && plan.AddStorages.ValueBool() {
+			// PVE's add_storages makes an rbd storage of the pool's name,
+			// which a disk of this plan may name.
+			pd.PlanNote(framework.PlannedStorages, plan.Name.ValueString(), "")
+		}
 	}
 	if !framework.PlanCheckNode(ctx, pd, plan.Node, path.Root("node"), poolTypeName, diags) || plan.Node.IsUnknown() {
 		return
