@@ -45,9 +45,6 @@ type labFaultCase struct {
 // afterFaults) must succeed, then with the faults cleared the next plan is
 // empty and the state matches pvesim (no orphan, no duplicate). Seeds are
 // fixed: the n-th request of a method and path meets the same faults.
-//
-// Cases still to add here: a task failing in each resource family
-// (task qmcreate=fail-late, task cephcreateosd=fail, ...).
 var labFaultMatrix = []labFaultCase{
 	{name: "none", spec: ""},
 	{name: "5xx-reads", spec: "read **=5xx:20%", seed: 1},
@@ -68,6 +65,21 @@ var labFaultMatrix = []labFaultCase{
 	// After the faults: a create the first apply did not reach (the pool
 	// waits for the OSDs) would fail the re-run the same way, by design.
 	{name: "drop-before-creates", spec: labCreates("drop-before:1x"), afterFaults: true, firstApplyFails: true},
+	// The first task of each family the lab runs fails after its work (the
+	// worker died, what it made stays): the apply adopts it, except a
+	// network reload, which fails the apply (recorded tainted, replaced by
+	// the re-run); the re-run, meeting the rest under continuing faults,
+	// converges. Never a duplicate, never an orphan.
+	{name: "task-fails-late", spec: labTasks("fail-late:1x")},
+	// A task failed before its work (nothing left) fails its apply, and a
+	// family's failure stops the families that wait for it (network,
+	// cluster, Ceph, VM): the first apply meets only the first (the
+	// network reload), the re-run comes after the faults. Each family's
+	// early failure is its resource package's task-fault test.
+	{name: "task-fails-early", spec: labTasks("fail:1x"), afterFaults: true, firstApplyFails: true},
+	// The VM create's worker killed before it wrote the config: the apply
+	// removes the half VM (locked 'create') and fails, the re-run creates.
+	{name: "task-killed-qmcreate", spec: "task qmcreate=kill:1x", firstApplyFails: true, firstErrorsName: []string{"VM 100", "locked 'create'"}},
 	// Without SSH the cutover's dead-man rollback cannot be armed: the
 	// node's network fails (and what depends on it waits); the rest goes on.
 	{name: "ssh-down-z2g4b", spec: "ssh z2g4b=down", afterFaults: true, firstApplyFails: true, firstErrorsName: []string{"z2g4b", "ssh"}},
@@ -93,6 +105,18 @@ var labFaultMatrix = []labFaultCase{
 			}
 		}
 	}},
+}
+
+// labTasks is a fault spec giving action to the first task of each
+// family the reference lab runs: cluster create and join, network reload,
+// Ceph monitor, manager, OSD and pool, VM create, disk and start.
+func labTasks(action string) string {
+	var rules []string
+	for _, typ := range []string{"clustercreate", "clusterjoin", "srvreload", "cephcreatemon", "cephcreatemgr",
+		"cephcreateosd", "cephcreatepool", "qmcreate", "qmconfig", "qmstart"} {
+		rules = append(rules, "task "+typ+"="+action)
+	}
+	return strings.Join(rules, "; ")
 }
 
 // labCreates is a fault spec giving action (with its modifiers) to the

@@ -75,6 +75,13 @@ func (pd *ProviderData) NodeClient(ctx context.Context, node string) (*pve.Clien
 	return own, nil
 }
 
+// StandaloneClient is the client of node's own endpoint from
+// standalone_nodes, whether or not the cluster lists the node.
+func (pd *ProviderData) StandaloneClient(node string) (*pve.Client, bool) {
+	c, ok := pd.standalone[node]
+	return c, ok
+}
+
 // IsStandalone reports whether node is configured in standalone_nodes.
 func (pd *ProviderData) IsStandalone(node string) bool {
 	_, ok := pd.standalone[node]

@@ -421,6 +421,20 @@ func (c *Client) DeleteVM(ctx context.Context, node string, vmid int64, purge, d
 	return upid, err
 }
 
+// DeleteReservedVM destroys a VM whose config is still locked (a create
+// worker killed after PVE reserved the id with `lock: create`): qmdestroy
+// with skiplock, which PVE allows only root@pam, and purge.
+//
+//pve:operation DELETE /nodes/{node}/qemu/{vmid}
+func (c *Client) DeleteReservedVM(ctx context.Context, node string, vmid int64) (string, error) {
+	p := Params{}
+	p.SetBool("skiplock", true)
+	p.SetBool("purge", true)
+	var upid string
+	err := c.Delete(ctx, vmPath(node, vmid), p, &upid)
+	return upid, err
+}
+
 // MigrateVMRequest moves a VM to another node.
 type MigrateVMRequest struct {
 	Target string

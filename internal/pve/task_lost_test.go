@@ -69,3 +69,20 @@ func TestStartTaskFollowsTheTaskOfALostAnswer(t *testing.T) {
 		t.Fatalf("VM 101 exists: %v", cfg)
 	}
 }
+
+// A worker that failed to take its lock first did nothing: the VM config
+// lock (lock_file_full), the disk-manage lock, and cfs_lock's for
+// ceph.conf (API2/Ceph/MON.pm takes it before creating a monitor).
+func TestIsConfigLockTimeoutOfTasks(t *testing.T) {
+	for exit, want := range map[string]bool{
+		"can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout": true,
+		"can't lock file '/run/lock/pve-diskmanage.lck' - got timeout":        true,
+		"cfs-lock 'file-ceph_conf' error: got lock request timeout":           true,
+		"unexpected status": false,
+		"command 'ceph-volume lvm create' failed: got timeout": false,
+	} {
+		if got := IsConfigLockTimeout(&TaskError{ExitStatus: exit}); got != want {
+			t.Errorf("IsConfigLockTimeout(task %q) = %v, want %v", exit, got, want)
+		}
+	}
+}

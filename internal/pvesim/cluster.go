@@ -563,7 +563,7 @@ func joinCluster(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("%s", msg)
 		}), nil
 	}
-	if s.joining[node] != "" {
+	if s.joinRunningLocked(node) {
 		// The second join waits for the first one's lock and then finds
 		// the node clustered.
 		logf("detected the following error(s):")
@@ -658,13 +658,20 @@ func joinCluster(c *call) (any, *apiError) {
 	}
 	logf("Join request OK, finishing setup locally")
 	clusterDomain := mns.Domain
-	if s.joining == nil {
-		s.joining = map[string]string{}
-	}
-	s.joining[node] = clusterDomain
 	s.saveLocked()
-	return s.startTaskLocked(c, "clusterjoin", "", func(t *task) (int, error) {
-		delete(s.joining, node)
+	var upid string
+	// Setup::join runs assert_joinable, the login and the member's addnode
+	// inside the worker (pve-cluster API2/ClusterConfig.pm join): one that
+	// fails before them, or is stopped, has changed nothing.
+	defer func() {
+		s.setTaskUndoLocked(s.st.Nodes[node], upid, func() {
+			if d := s.st.Domains[clusterDomain]; d != nil && d.Cluster != nil && d.Cluster.Nodes[node] != nil {
+				delete(d.Cluster.Nodes, node)
+				d.Cluster.ConfigVersion++
+			}
+		})
+	}()
+	upid = s.startTaskLocked(c, "clusterjoin", "", func(t *task) (int, error) {
 		t.Log = append(t.Log, logs...)
 		ns := s.st.Nodes[node]
 		d := s.st.Domains[clusterDomain]
@@ -688,7 +695,20 @@ func joinCluster(c *call) (any, *apiError) {
 			delete(s.st.Domains, old)
 		}
 		return warnings, nil
-	}), nil
+	})
+	return upid, nil
+}
+
+// joinRunningLocked reports whether a clusterjoin worker runs on node: it
+// holds the local cluster lock a second join waits for (a killed one
+// released it with its death).
+func (s *Sim) joinRunningLocked(node string) bool {
+	for _, t := range s.st.Nodes[node].Tasks {
+		if t.Type == "clusterjoin" && t.Status == "running" {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sim) domainInUse(key string) bool {

@@ -117,7 +117,7 @@ func taskFaultMessage(f *Fault, typ, id string) string {
 		return f.Message
 	}
 	switch f.Kind {
-	case FaultTaskLateFailure:
+	case FaultTaskLateFailure, FaultTaskKilled:
 		return "unexpected status" // PVE::UPID: a worker that died without its status line
 	case FaultTaskLockTimeout:
 		return taskLockTimeoutMessage(typ, id)

@@ -41,6 +41,12 @@ const (
 	// FaultSSHDown makes Node's sshd (all nodes' when "") close every
 	// connection at once, as a stopped sshd behind a NAT would.
 	FaultSSHDown
+	// FaultTaskKilled kills a matching worker mid-work (a node crash, the
+	// OOM killer): its effect does not happen and, unlike FaultTaskFailure,
+	// nothing it did before its work is cleaned up (qmcreate: the config
+	// reserved with `lock: create` stays; clusterjoin: the member has
+	// added the node to corosync.conf, the node never switched).
+	FaultTaskKilled
 )
 
 // faultKindNames are the spec's action names (faults_spec.go) and the
@@ -56,6 +62,7 @@ var faultKindNames = map[FaultKind]string{
 	FaultTaskHang:        "task-hang",
 	FaultTaskLockTimeout: "task-lock",
 	FaultSSHDown:         "ssh-down",
+	FaultTaskKilled:      "task-kill",
 }
 
 func (k FaultKind) String() string {
@@ -68,7 +75,7 @@ func (k FaultKind) String() string {
 // isTask reports whether the kind acts on a task rather than a request.
 func (k FaultKind) isTask() bool {
 	switch k {
-	case FaultTaskFailure, FaultTaskLateFailure, FaultTaskHang, FaultTaskLockTimeout:
+	case FaultTaskFailure, FaultTaskLateFailure, FaultTaskHang, FaultTaskLockTimeout, FaultTaskKilled:
 		return true
 	}
 	return false

@@ -30,7 +30,10 @@ Actions:
             request has no effect), drop-after (the request takes effect, the
             connection closes without the answer), delay (with a duration modifier)
   tasks:    fail (TASK ERROR, no effect), fail-late (the work is done, then the
-            worker dies: a create leaves its object behind), hang (the task never
+            worker dies: a create leaves its object behind), kill (the worker is
+            killed mid-work: no effect and no cleanup, so what it reserved
+            first stays: a VM config locked 'create', a node added to
+            corosync.conf but not joined), hang (the task never
             ends until stopped), lock (the lock timeout the worker meets, no effect:
             qm*, vz*, cephcreateosd and disk workers, Ceph monitors)
   ssh:      down (connections close at once)
@@ -92,8 +95,10 @@ func parseFaultRule(rule string) (Fault, error) {
 			f.Kind = FaultTaskHang
 		case "lock":
 			f.Kind = FaultTaskLockTimeout
+		case "kill":
+			f.Kind = FaultTaskKilled
 		default:
-			return Fault{}, fmt.Errorf("task action %q: want fail, fail-late, hang or lock", parts[0])
+			return Fault{}, fmt.Errorf("task action %q: want fail, fail-late, kill, hang or lock", parts[0])
 		}
 	case "ssh":
 		if action != "down" {

@@ -66,7 +66,7 @@ func TestFaultSpecRefusesWithTheFix(t *testing.T) {
 		"GET /version=5xx:0x":          "want a positive number of times",
 		"GET /version=5xx:2s":          "for delay, a duration (2s)",
 		"GET /version=delay":           "delay needs a duration",
-		"task qmcreate=explode":        "want fail, fail-late, hang or lock",
+		"task qmcreate=explode":        "want fail, fail-late, kill, hang or lock",
 		"ssh z2g4a=slow":               "want down",
 		"GET /ok=5xx; GET /bad=teapot": `fault rule "GET /bad=teapot"`,
 	} {

@@ -112,3 +112,32 @@ func TestFaultTaskLockOnOSDCreate(t *testing.T) {
 		t.Fatalf("the retry: %v (the failed create must not have used the disk)", st)
 	}
 }
+
+// kill: the worker dies mid-work and nothing cleans up, so the config
+// qemu-server reserved the id with stays locked 'create' (a destroy needs
+// skiplock), as after a node crash during the disk allocation.
+func TestFaultTaskKillLeavesWhatItReserved(t *testing.T) {
+	fs, err := ParseFaultSpec("task qmcreate/100=kill:1x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, info := startSim(t, Options{NoSSH: true, ClusterName: "lab", TaskDuration: time.Millisecond, Faults: fs})
+	c := newClient(t, info, "")
+	upid := c.ok("POST", "/nodes/z2g4a/qemu", vals("vmid", "100", "cores", "2", "scsi0", "local-lvm:4")).data().(string)
+	if st := c.waitTask("z2g4a", upid); st["exitstatus"] != "unexpected status" {
+		t.Fatalf("kill: %v", st)
+	}
+	if conf := c.ok("GET", "/nodes/z2g4a/qemu/100/config", nil).data().(map[string]any); conf["lock"] != "create" || conf["cores"] != nil {
+		t.Fatalf("a killed create's config: %v", conf)
+	}
+	if st := c.waitTask("z2g4a", c.ok("DELETE", "/nodes/z2g4a/qemu/100", nil).data().(string)); st["exitstatus"] != "VM is locked (create)" {
+		t.Fatalf("destroy of the locked VM: %v", st)
+	}
+	root := rootTicketClient(t, info)
+	if st := root.waitTask("z2g4a", root.ok("DELETE", "/nodes/z2g4a/qemu/100", vals("skiplock", "1")).data().(string)); st["exitstatus"] != "OK" {
+		t.Fatalf("destroy with skiplock: %v", st)
+	}
+	if vmIDs(c, "z2g4a")[100] {
+		t.Fatal("VM 100 survived its destroy")
+	}
+}

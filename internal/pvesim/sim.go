@@ -146,11 +146,9 @@ type Sim struct {
 	rel    pveRelease
 	logger *log.Logger
 
-	// joining maps a node whose cluster join is under way to the cluster's
-	// domain; offline holds powered-off nodes; certs caches parsed
-	// certificates by node (guarded by mu), so a reissued certificate is
-	// served on the node's existing listener.
-	joining map[string]string
+	// offline holds powered-off nodes; certs caches parsed certificates by
+	// node (guarded by mu), so a reissued certificate is served on the
+	// node's existing listener.
 	offline map[string]bool
 	certs   map[string]*cachedCert
 

@@ -93,6 +93,10 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 			return
 		}
 		switch {
+		case tf != nil && tf.Kind == FaultTaskKilled:
+			// Killed: no cleanup runs, what it reserved stays.
+			t.undo = nil
+			t.finish(0, taskFaultMessage(tf, typ, id))
 		case tf != nil && tf.Kind != FaultTaskLateFailure:
 			t.runUndo()
 			t.finish(0, taskFaultMessage(tf, typ, id))

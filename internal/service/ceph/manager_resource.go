@@ -128,6 +128,7 @@ func (r *managerResource) Create(ctx context.Context, req resource.CreateRequest
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph manager", node, err)
 		return
 	}
+	var taskErr error
 	if m := managerFind(mgrs, node); m != nil {
 		if m.Host != "" && m.Host != node {
 			resp.Diagnostics.AddError("Unable to Create Ceph manager "+node,
@@ -138,10 +139,13 @@ func (r *managerResource) Create(ctx context.Context, req resource.CreateRequest
 	} else {
 		tflog.Info(ctx, "creating Ceph manager", map[string]any{"node": node})
 		upid, err := c.CephCreateMgr(ctx, node, "")
-		_, err = c.Await(ctx, upid, err)
+		_, taskErr = c.Await(ctx, upid, err)
 		r.PD.Reads.Invalidate(managerReadsKey)
-		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Create", "Ceph manager", node, err)
+		// The manager was absent (listed above): one there after a failed
+		// task is the one its worker made before it died (MGR.pm createmgr
+		// starts the daemon last), adopted.
+		if taskErr != nil && !framework.FailedTask(taskErr) {
+			framework.AddUnable(&resp.Diagnostics, "Create", "Ceph manager", node, taskErr)
 			return
 		}
 	}
@@ -149,6 +153,13 @@ func (r *managerResource) Create(ctx context.Context, req resource.CreateRequest
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if !found && taskErr != nil {
+		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph manager", node, taskErr)
+		return
+	}
+	if taskErr != nil {
+		framework.WarnAdopted(&resp.Diagnostics, "Ceph manager", node, taskErr)
 	}
 	if !found {
 		resp.Diagnostics.AddError("Unable to Create Ceph manager "+node, "PVE finished creating the manager but does not list mgr."+node+".")

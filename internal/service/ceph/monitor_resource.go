@@ -261,13 +261,20 @@ func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest
 	unlock := r.PD.NodeLocks.Lock(monitorLockKey)
 	defer unlock()
 	r.PD.Reads.Invalidate(monitorReadsKey)
+	_, existed, diags := r.read(ctx, node, node, plan.Timeouts)
+	if diags.HasError() {
+		existed = true // unknown: never adopt
+	}
 	tflog.Info(ctx, "creating Ceph monitor", map[string]any{"node": node, "addresses": addrs})
 	// The worker takes ceph.conf's cfs lock first (API2/Ceph/MON.pm): a
 	// task that failed on it did nothing and is started again.
 	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.CephCreateMon(ctx, node, "", addrs...) })
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	r.PD.Reads.Invalidate(managerReadsKey) // the first monitor brings a manager
-	if err != nil {
+	// A worker that fails before the monitor runs removes its directory;
+	// after that (ceph.conf written, the daemon started) the monitor stays
+	// (API2/Ceph/MON.pm createmon). One that was absent before is adopted.
+	if err != nil && (existed || !framework.FailedTask(err)) {
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph monitor", node, err)
 		return
 	}
@@ -276,9 +283,15 @@ func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !found {
+	switch {
+	case !found && err != nil:
+		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph monitor", node, err)
+		return
+	case !found:
 		resp.Diagnostics.AddError("Unable to Create Ceph monitor "+node, "PVE finished creating the monitor but does not list mon."+node+".")
 		return
+	case err != nil:
+		framework.WarnAdopted(&resp.Diagnostics, "Ceph monitor", node, err)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 	if !state.Quorum.ValueBool() {

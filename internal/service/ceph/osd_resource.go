@@ -425,23 +425,36 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 		return upid, serr
 	})
 	invalidateOSDReads(r.PD, node)
-	if err != nil {
+	// ceph-volume is the worker's last step (API2/Ceph/OSD.pm createosd),
+	// so a failed task whose disk, free before, now holds an OSD made it.
+	if err != nil && !framework.FailedTask(err) {
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, err)
 		return
 	}
+	taskErr := err
 	if res != nil {
 		tflog.Debug(ctx, "OSD create task log", map[string]any{"upid": upid, "log": strings.Join(res.Log, "\n")})
 	}
 	disks, err = c.ListDisks(ctx, node, false)
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, fmt.Errorf("the create task succeeded, but listing the disks failed: %w", err))
+		if taskErr != nil {
+			err = fmt.Errorf("%w; listing the disks after it failed: %w", taskErr, err)
+		} else {
+			err = fmt.Errorf("the create task succeeded, but listing the disks failed: %w", err)
+		}
+		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, err)
 		return
 	}
 	disk = diskByPath(disks, dev)
 	if disk == nil || (len(disk.OSDIDs) == 0 && disk.OSDID < 0) {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what,
-			fmt.Errorf("the create task %s succeeded, but PVE lists no OSD on %s", upid, dev))
+		if taskErr == nil {
+			taskErr = fmt.Errorf("the create task %s succeeded, but PVE lists no OSD on %s", upid, dev)
+		}
+		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, taskErr)
 		return
+	}
+	if taskErr != nil {
+		framework.WarnAdopted(&resp.Diagnostics, "Ceph OSD", what, taskErr)
 	}
 	ids := append([]int64(nil), disk.OSDIDs...)
 	if len(ids) == 0 {

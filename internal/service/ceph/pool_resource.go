@@ -384,15 +384,17 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 	})
 	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	if _, err := c.Await(ctx, upid, err); err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph pool", name, err)
-		// A pool whose settings failed exists all the same: keep it in the
-		// state (tainted), protected as configured, instead of losing track.
-		if p, gerr := c.CephGetPool(ctx, node, name); gerr == nil {
-			var st poolModel
-			st.fromAPI(p, node, &plan)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
+		// The worker's first step makes the pool, the rest sets it up
+		// (API2/Ceph/Pool.pm createpool: create_pool, then the storages),
+		// and nothing removes it on failure. Absent before, the pool is
+		// this create's: adopted (what the worker did not finish shows as
+		// a change in the next plan). A tainted pool would be destroyed by
+		// the next apply, which deletion_protection refuses.
+		if _, gerr := c.CephGetPool(ctx, node, name); gerr != nil || !framework.FailedTask(err) {
+			framework.AddUnable(&resp.Diagnostics, "Create", "Ceph pool", name, err)
+			return
 		}
-		return
+		framework.WarnAdopted(&resp.Diagnostics, "Ceph pool", name, err)
 	}
 	r.finishWrite(ctx, c, "Create", &plan, &resp.State, &resp.Diagnostics)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -154,9 +155,20 @@ func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateReq
 	if err == nil {
 		_, err = c.WaitTask(ctx, upid)
 	}
+	// PVE refuses an existing account file before forking, and the worker
+	// unlinks it when the CA refuses (API2/ACMEAccount.pm register_account):
+	// an account there after a failed task was registered by this one,
+	// unless the worker found another's file ("already exists"): adopted.
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "ACME account", name, err)
-		return
+		if !framework.FailedTask(err) || strings.Contains(err.Error(), "already exists") {
+			framework.AddUnable(&resp.Diagnostics, "Create", "ACME account", name, err)
+			return
+		}
+		if a, aerr := c.ACMEAccount(ctx, name); aerr != nil || a.Directory != dir {
+			framework.AddUnable(&resp.Diagnostics, "Create", "ACME account", name, err)
+			return
+		}
+		framework.WarnAdopted(&resp.Diagnostics, "ACME account", name, err)
 	}
 	if r.readInto(ctx, &plan, &resp.Diagnostics) {
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)

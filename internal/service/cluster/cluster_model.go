@@ -81,6 +81,16 @@ func waitMember(ctx context.Context, pd *framework.ProviderData, node string) er
 	}
 }
 
+// onlineMember reports whether the cluster lists node online now.
+func onlineMember(ctx context.Context, c *pve.Client, node string) bool {
+	st, err := c.ClusterStatus(ctx)
+	if err != nil {
+		return false
+	}
+	n := st.Node(node)
+	return n != nil && n.Online
+}
+
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -199,8 +199,19 @@ func (r *clusterNodeResource) Create(ctx context.Context, req resource.CreateReq
 	unlock()
 	r.PD.ClusterChanged()
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Join", "node", node+" to the cluster", err)
-		return
+		// join checked the node standalone before the task: a failed task
+		// after which the cluster lists it online died after finish_join
+		// (the node switched to the cluster's files): this join's, adopted.
+		// A node only added to corosync.conf (finish_join failed) is not
+		// online and is not adopted.
+		if !framework.FailedTask(err) || !onlineMember(ctx, r.PD.Client, node) {
+			if framework.FailedTask(err) {
+				err = r.dropHalfJoined(ctx, node, err)
+			}
+			framework.AddUnable(&resp.Diagnostics, "Join", "node", node+" to the cluster", err)
+			return
+		}
+		framework.WarnAdopted(&resp.Diagnostics, "cluster node", node, err)
 	}
 	state, found, d := r.read(ctx, node)
 	resp.Diagnostics.Append(d...)
@@ -301,6 +312,45 @@ func (r *clusterNodeResource) join(ctx context.Context, node string, jr pve.Join
 	}
 	r.PD.ClusterChanged()
 	return waitMember(ctx, r.PD, node)
+}
+
+// dropHalfJoined undoes a join whose worker failed after the member's
+// addnode (Setup::join: finish_join failed, or the worker was killed): the
+// cluster's corosync.conf lists the node, which still answers its own API
+// standalone, so a new join would fail "can't add existing node". The
+// node never switched, so removing it from corosync.conf (what PVE's docs
+// say for a failed join) loses nothing. It returns err with what it did.
+func (r *clusterNodeResource) dropHalfJoined(ctx context.Context, node string, err error) error {
+	listed, lerr := r.PD.Client.ClusterConfigNodes(ctx)
+	if lerr != nil {
+		return err
+	}
+	found := false
+	for _, n := range listed {
+		found = found || n.Name == node
+	}
+	if !found {
+		return err
+	}
+	// Its own endpoint, with its own credentials: a node that switched
+	// has the cluster's and answers clustered, or not at all.
+	jc, ok := r.PD.StandaloneClient(node)
+	if !ok {
+		return err
+	}
+	if st, serr := jc.ClusterStatus(ctx); serr != nil || st.Clustered {
+		return err // switched (or cannot tell): never removed blindly
+	}
+	if derr := r.PD.Client.RemoveClusterNode(ctx, node); derr != nil {
+		// Typically no quorum: the half-joined node is an expected vote
+		// that never comes (a two-node cluster loses quorum).
+		return fmt.Errorf("%w\n\nThe cluster lists node %s in corosync.conf, but the node never switched to the cluster; removing it failed: %w. "+
+			"On a member, run `pvecm delnode %s` (if the cluster lost quorum, first `pvecm expected` with the number of members that are up), "+
+			"then apply again", err, node, derr, node)
+	}
+	r.PD.ClusterChanged()
+	return fmt.Errorf("%w\n\nThe cluster had added node %s to corosync.conf, but the node never switched to the cluster: "+
+		"the provider removed it from corosync.conf, so the next apply joins it again", err, node)
 }
 
 func (r *clusterNodeResource) waitViaCluster(ctx context.Context, upid string) error {

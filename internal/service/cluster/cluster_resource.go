@@ -229,9 +229,16 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 		_, err = c.WaitTask(ctx, upid)
 	}
 	r.PD.ClusterChanged()
-	if err != nil {
+	// The endpoint's node was standalone: a failed task after which it is
+	// in a cluster of this name died after writing corosync.conf (the
+	// worker's last step restarts corosync and pmxcfs, pve-cluster
+	// API2/ClusterConfig.pm create): this create's, adopted.
+	if err != nil && (!framework.FailedTask(err) || !clusteredAs(ctx, c, name)) {
 		framework.AddUnable(&resp.Diagnostics, "Create", "cluster", name, err)
 		return
+	}
+	if err != nil {
+		framework.WarnAdopted(&resp.Diagnostics, "cluster", name, err)
 	}
 	state, found, d := r.read(ctx, name, founder, plan.Links)
 	resp.Diagnostics.Append(d...)
@@ -244,6 +251,12 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	state.Timeouts = plan.Timeouts
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+// clusteredAs reports whether the endpoint's node is in cluster name.
+func clusteredAs(ctx context.Context, c *pve.Client, name string) bool {
+	st, err := c.ClusterStatus(ctx)
+	return err == nil && st.Clustered && st.Name == name
 }
 
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

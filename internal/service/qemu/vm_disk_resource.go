@@ -340,10 +340,25 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 		set["boot"] = bootOrderSetting(st.Boot, slot, true)
 	}
 	if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: set}); err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, err)
-		return
+		// The slot was empty: a failed worker that wrote the drive (its
+		// volume allocated, qemu-server update_vm) made this disk.
+		if !framework.FailedTask(err) || !slotOnStorage(ctx, at, slot, plan.Storage.ValueString()) {
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, err)
+			return
+		}
+		framework.WarnAdopted(&resp.Diagnostics, "VM disk", id, err)
 	}
 	r.finish(ctx, at, "Create", &plan, &resp.State, &resp.Diagnostics)
+}
+
+// slotOnStorage reports whether the VM's slot now holds (or has pending)
+// a volume on storage.
+func slotOnStorage(ctx context.Context, at *vmAt, slot, storage string) bool {
+	st, err := at.readSlot(ctx, slot)
+	if err != nil || (!st.HasCurrent && !st.HasEffective) {
+		return false
+	}
+	return strings.HasPrefix(st.Effective.Volume, storage+":")
 }
 
 // finish applies pending changes by a reboot when allowed (else warns),

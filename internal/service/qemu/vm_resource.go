@@ -464,30 +464,81 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		tflog.Info(ctx, "VM id taken meanwhile, allocating another", map[string]any{"vmid": vmid})
 	}
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
-		// A VM whose create task failed after PVE wrote its config is kept
-		// in the state (tainted) rather than forgotten; a VM that existed
-		// before (PVE refused the POST) is never adopted.
-		if !accepted {
+		// PVE reserves the id with a `lock: create` config before the
+		// worker and unlinks it when createfn dies (qemu-server create_vm),
+		// so after an accepted POST a config without the lock is the
+		// complete VM of a worker that died after writing it: this
+		// create's, adopted; one still locked 'create' is the half VM of a
+		// worker killed before it wrote the config (no cleanup ran):
+		// removed, so the next apply creates the VM. A VM that existed
+		// before (PVE refused the POST) is never touched.
+		if !accepted || !framework.FailedTask(err) {
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
 			return
 		}
-		if cfg, gerr := c.GetVMConfig(ctx, node, vmid, false); gerr == nil && cfg.Values["lock"] == "" {
-			var st vmResourceModel
-			st.fromConfig(node, vmid, cfg, false, nil, &plan.vmModel)
-			st.Timeouts = plan.Timeouts
-			resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
+		switch lock, found := vmLock(ctx, c, node, vmid); {
+		case found && lock == "":
+			framework.WarnAdopted(&resp.Diagnostics, "VM", vmLabel(vmid), err)
+		case found && lock == "create":
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), fmt.Errorf("%w\n\n%s", err, removeReservedVM(ctx, c, node, vmid)))
+			return
+		default:
+			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
+			return
 		}
-		return
 	}
 	if plan.Started.ValueBool() {
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
 		if _, err := c.AwaitVMTask(ctx, func() (string, error) {
 			return c.StartTask(ctx, node, "qmstart", strconv.FormatInt(vmid, 10), func() (string, error) { return c.StartVM(ctx, node, vmid) })
-		}); err != nil {
+		}); err != nil && !powerReachedAfterFailure(ctx, c, node, vmid, true, err, &resp.Diagnostics) {
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
 		}
 	}
 	r.readInto(ctx, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+}
+
+// powerReachedAfterFailure reports whether a start or shutdown whose task
+// failed (err) left the VM as asked all the same (its worker died after
+// the VM came up or went down), and then warns: that is the state the
+// plan wanted, not a failure to tell as one.
+func powerReachedAfterFailure(ctx context.Context, c *pve.Client, node string, vmid int64, run bool, err error, diags *diag.Diagnostics) bool {
+	if !framework.FailedTask(err) {
+		return false
+	}
+	st, serr := c.GetVMStatus(ctx, node, vmid)
+	if serr != nil || st.Running() != run {
+		return false
+	}
+	what := map[bool]string{true: "runs", false: "is stopped"}[run]
+	diags.AddWarning(fmt.Sprintf("VM %d %s although its task failed", vmid, what),
+		fmt.Sprintf("PVE's task failed after the VM's state changed: the VM %s as planned.\n\n%v", what, err))
+	return true
+}
+
+// vmLock returns the VM's config lock and whether the config exists.
+func vmLock(ctx context.Context, c *pve.Client, node string, vmid int64) (string, bool) {
+	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	if err != nil {
+		return "", false
+	}
+	return cfg.Values["lock"], true
+}
+
+// removeReservedVM destroys the config a killed create worker left locked
+// 'create' (only root@pam may skip the lock) and says what it did, or how
+// to do it by hand.
+func removeReservedVM(ctx context.Context, c *pve.Client, node string, vmid int64) string {
+	by := fmt.Sprintf("Remove it on node %s (qm destroy %d --skiplock --purge) and apply again.", node, vmid)
+	if !c.IsRootTicket() {
+		return fmt.Sprintf("The create task left VM %d's config locked 'create' (the worker was killed before it wrote the config); "+
+			"PVE lets only root@pam destroy a locked VM. %s", vmid, by)
+	}
+	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteReservedVM(ctx, node, vmid) }); err != nil {
+		return fmt.Sprintf("The create task left VM %d's config locked 'create', and removing it failed: %v. %s", vmid, err, by)
+	}
+	return fmt.Sprintf("The create task left VM %d's config locked 'create' (the worker was killed before it wrote the config); "+
+		"the provider removed it, so the next apply creates the VM.", vmid)
 }
 
 // readInto reads the VM back into st (on the node it moved to, if a
@@ -667,7 +718,11 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	}
 	if !plan.Started.Equal(state.Started) || plan.Started.ValueBool() {
 		node, err = onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
-			return setPower(ctx, c, node, vmid, plan.Started.ValueBool())
+			err := setPower(ctx, c, node, vmid, plan.Started.ValueBool())
+			if err != nil && powerReachedAfterFailure(ctx, c, node, vmid, plan.Started.ValueBool(), err, &resp.Diagnostics) {
+				return nil
+			}
+			return err
 		})
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)

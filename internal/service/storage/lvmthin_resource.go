@@ -186,16 +186,31 @@ func (r *lvmThinResource) Create(ctx context.Context, req resource.CreateRequest
 	if c == nil {
 		return
 	}
-	tflog.Info(ctx, "creating LVM thin pool", map[string]any{"node": node, "name": name, "device": dev})
-	upid, err := c.CreateThinPool(ctx, node, name, dev, false)
-	if _, err := c.Await(ctx, upid, err); err != nil {
+	before, err := findThinPool(ctx, c, node, name)
+	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "LVM thin pool", id, err)
 		return
 	}
+	tflog.Info(ctx, "creating LVM thin pool", map[string]any{"node": node, "name": name, "device": dev})
+	upid, err := c.CreateThinPool(ctx, node, name, dev, false)
+	_, taskErr := c.Await(ctx, upid, err)
+	// A worker that dies after lvcreate leaves the thin pool (Disks/LVMThin.pm
+	// removes nothing): one absent before is the one it made, adopted.
+	if taskErr != nil && (before != nil || !framework.FailedTask(taskErr)) {
+		framework.AddUnable(&resp.Diagnostics, "Create", "LVM thin pool", id, taskErr)
+		return
+	}
 	p, err := findThinPool(ctx, c, node, name)
+	if taskErr != nil && (err != nil || p == nil) {
+		framework.AddUnable(&resp.Diagnostics, "Create", "LVM thin pool", id, taskErr)
+		return
+	}
 	if err != nil || p == nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "LVM thin pool", id, cmpErr(err, "PVE does not list the pool after creating it"))
 		return
+	}
+	if taskErr != nil {
+		framework.WarnAdopted(&resp.Diagnostics, "LVM thin pool", id, taskErr)
 	}
 	plan.fromAPI(p)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)

@@ -259,12 +259,27 @@ func (r *zfsResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	devs := listStrings(ctx, plan.Devices)
 	tflog.Info(ctx, "creating ZFS pool", map[string]any{"node": node, "name": name, "devices": devs, "raidlevel": plan.RaidLevel.ValueString()})
+	before, _, _, err := readZFS(ctx, c, node, name)
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Create", "ZFS pool", id, err)
+		return
+	}
 	upid, err := c.CreateZFSPool(ctx, node, pve.ZFSPoolRequest{
 		Name: name, Devices: devs, RaidLevel: plan.RaidLevel.ValueString(), Ashift: plan.Ashift.ValueInt64(), Compression: plan.Compression.ValueString(),
 	})
-	if _, err := c.Await(ctx, upid, err); err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "ZFS pool", id, err)
+	_, taskErr := c.Await(ctx, upid, err)
+	// A worker that dies after zpool create leaves the pool (Disks/ZFS.pm
+	// removes nothing): one absent before is the one it made, adopted.
+	if taskErr != nil && (before != nil || !framework.FailedTask(taskErr)) {
+		framework.AddUnable(&resp.Diagnostics, "Create", "ZFS pool", id, taskErr)
 		return
+	}
+	if taskErr != nil {
+		if p, _, _, err := readZFS(ctx, c, node, name); err != nil || p == nil {
+			framework.AddUnable(&resp.Diagnostics, "Create", "ZFS pool", id, taskErr)
+			return
+		}
+		framework.WarnAdopted(&resp.Diagnostics, "ZFS pool", id, taskErr)
 	}
 	r.read(ctx, c, &plan, &resp.State, "Create", &resp.Diagnostics)
 }
