@@ -123,7 +123,7 @@ func TestAccVM_haMovedBetweenApplies(t *testing.T) {
 		},
 		{
 			PreConfig: haMoved(t, e, b),
-			Config: haVM100(e, a, 1024, ""),
+			Config:    haVM100(e, a, 1024, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectEmptyPlan(),
 				diags.ExpectWarning(regexp.MustCompile(`VM 100 runs on ` + b + `, where the HA manager moved it`)),
@@ -228,7 +228,7 @@ func TestAccVM_haDestroyAfterMoves(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: haVM100(e, a, 1024, "4G"), Check: vmIsOn(e, a, 1024)},
 			{
-				PreConfig: haMoved(t, e, b),
+				PreConfig:        haMoved(t, e, b),
 				Config:           haVM100(e, a, 1024, "4G"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            vmIsOn(e, b, 1024),
@@ -255,7 +255,7 @@ func TestAccVM_haLeftAfterMove(t *testing.T) {
 		{Config: haVM100(e, a, 1024, ""), Check: vmIsOn(e, a, 1024)},
 		{
 			PreConfig: haMoved(t, e, b),
-			Config: e.Config(vm100HCL(a, 2048)),
+			Config:    e.Config(vm100HCL(a, 2048)),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(vmAddr, plancheck.ResourceActionUpdate),
 				plancheck.ExpectResourceAction("pve_ha_resource.vm100", plancheck.ResourceActionDestroy),
