@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
 
 // PlanCheckNode refuses, at plan, a node that is neither a member of the
@@ -20,23 +21,29 @@ import (
 // An unknown value (decided by the apply) and a provider that is not
 // configured yet are let through, and so is a failed read: the apply then
 // meets the real error. resource names the resource type for the summary.
-func PlanCheckNode(ctx context.Context, pd *ProviderData, node types.String, at path.Path, resource string, diags *diag.Diagnostics) {
+// It reports whether the node passed, so that checks of what is on the
+// node run only for a node that may exist.
+func PlanCheckNode(ctx context.Context, pd *ProviderData, node types.String, at path.Path, resource string, diags *diag.Diagnostics) bool {
 	if pd == nil || pd.Client == nil || node.IsNull() || node.IsUnknown() || node.ValueString() == "" {
-		return
+		return true
 	}
 	name := node.ValueString()
 	if pd.IsStandalone(name) {
-		return
+		return true
 	}
 	members, err := pd.members(ctx)
-	if err != nil || members[name] {
-		return
+	if err == nil && !members[name] {
+		// A node that joined since the list was read (pve_cluster_node in
+		// this apply) must not be refused from a stale list: read again once.
+		pd.ClusterChanged()
+		members, err = pd.members(ctx)
 	}
-	// A node that joined since the list was read (pve_cluster_node in this
-	// apply) must not be refused from a stale list: read again once.
-	pd.ClusterChanged()
-	if members, err = pd.members(ctx); err != nil || members[name] {
-		return
+	if err != nil {
+		tflog.Debug(ctx, "node list not readable at plan; the node is checked at apply", map[string]any{"node": name, "error": err.Error()})
+		return true
+	}
+	if members[name] {
+		return true
 	}
 	known := make([]string, 0, len(members)+len(pd.standalone))
 	for n := range members {
@@ -51,6 +58,7 @@ func PlanCheckNode(ctx context.Context, pd *ProviderData, node types.String, at 
 			"Use one of those node names (PVE's hostname of the node, as the GUI shows it), or add the node to "+
 			"standalone_nodes in the provider block if it is not a cluster member yet.",
 			at.String(), name, pd.Client.Endpoint(), ListOrNone(known)))
+	return false
 }
 
 // ListOrNone joins names for an error text, or says there are none.

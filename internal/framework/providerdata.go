@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
@@ -35,6 +36,10 @@ type ProviderData struct {
 	// the checks of changes that are unsafe only together
 	// (plan_registry.go).
 	Plan *PlanRegistry
+
+	// notes are what this command's plan creates, for the reference checks
+	// of the resources planned after it (PlanNote, refs_plan_notes.go).
+	notes planNotes
 
 	// standalone holds clients for nodes that are not (yet) members of the
 	// endpoint's cluster, reached through their own API.
@@ -86,6 +91,21 @@ func (pd *ProviderData) IsStandalone(node string) bool {
 // ClusterChanged drops what the provider knows about cluster membership,
 // after a cluster was created or a node joined or left it.
 func (pd *ProviderData) ClusterChanged() { pd.Reads.Invalidate(membersCacheKey) }
+
+// Members are the nodes the endpoint lists (GET /nodes, read once per
+// command and shared with NodeClient), sorted.
+func (pd *ProviderData) Members(ctx context.Context) ([]string, error) {
+	members, err := pd.members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(members))
+	for n := range members {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
 
 func (pd *ProviderData) members(ctx context.Context) (map[string]bool, error) {
 	return CachedRead(ctx, pd.Reads, membersCacheKey, func(ctx context.Context) (map[string]bool, error) {

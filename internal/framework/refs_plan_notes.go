@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
@@ -16,30 +17,53 @@ import (
 //     the same plan (vm_id = pve_vm.web.vmid is known when vmid is set).
 //     Resources that create such objects note them in ModifyPlan
 //     (PlanNote); Terraform plans a resource after those it refers to, so
-//     the referring resource sees the note (PlanNoted).
+//     the referring resource sees the note (PlanNoted). The notes live in
+//     the command's ProviderData, like the read cache.
 //   - During an apply, Terraform plans each resource again just before
 //     applying it, after the objects it refers to were created: a cached
 //     list may predate them, so a miss is read once more (CachedLookup).
 
-var planNotes sync.Map // *ProviderData -> *noteSet
+// The kinds of PlanNote that resources of more than one package share; a
+// kind only one package uses is a constant there.
+const (
+	// PlannedVMs are VM ids (pve_vm), with the VM's planned node.
+	PlannedVMs = "vm"
+	// PlannedIfaces are "<node>/<iface>" (pve_node_network,
+	// pve_node_network_config), with the interface's type.
+	PlannedIfaces = "iface"
+	// PlannedFiles are "<node>:<path>" (pve_node_file).
+	PlannedFiles = "file"
+	// PlannedStorages are storage ids: pve_storage's, and the storage
+	// pve_ceph_pool's add_storages creates under the pool's name.
+	PlannedStorages = "storage"
+	// PlannedCephPools are Ceph pool names (pve_ceph_pool), which an rbd
+	// storage may name before they exist.
+	PlannedCephPools = "ceph/pools"
+)
 
-type noteSet struct {
-	mu   sync.Mutex
-	keys map[string]string
+// planNotes is the per-command set behind PlanNote: kind -> key -> value.
+type planNotes struct {
+	mu    sync.Mutex
+	kinds map[string]map[string]string
 }
 
 // PlanNote records that this command's plan creates or keeps the object
-// kind/key (such as "vm", "100" or "iface", "z2g4a/bond0"), with a value
-// a referring check may need (the VM's planned node; "" when unknown).
+// kind/key (such as PlannedVMs, "100" or PlannedIfaces, "z2g4a/bond0"), with a value
+// a referring check may need (the VM's planned node; "" when there is none).
 func (pd *ProviderData) PlanNote(kind, key, value string) {
 	if pd == nil {
 		return
 	}
-	v, _ := planNotes.LoadOrStore(pd, &noteSet{keys: map[string]string{}})
-	s, _ := v.(*noteSet) // only noteSets are stored
-	s.mu.Lock()
-	s.keys[kind+"\x00"+key] = value
-	s.mu.Unlock()
+	n := &pd.notes
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.kinds == nil {
+		n.kinds = map[string]map[string]string{}
+	}
+	if n.kinds[kind] == nil {
+		n.kinds[kind] = map[string]string{}
+	}
+	n.kinds[kind][key] = value
 }
 
 // PlanNoted returns what PlanNote recorded for kind/key in this command.
@@ -47,15 +71,25 @@ func (pd *ProviderData) PlanNoted(kind, key string) (string, bool) {
 	if pd == nil {
 		return "", false
 	}
-	v, ok := planNotes.Load(pd)
-	if !ok {
-		return "", false
+	pd.notes.mu.Lock()
+	defer pd.notes.mu.Unlock()
+	v, ok := pd.notes.kinds[kind][key]
+	return v, ok
+}
+
+// PlanNotedKeys are the keys noted for kind in this command, sorted.
+func (pd *ProviderData) PlanNotedKeys(kind string) []string {
+	if pd == nil {
+		return nil
 	}
-	s, _ := v.(*noteSet) // only noteSets are stored
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	val, ok := s.keys[kind+"\x00"+key]
-	return val, ok
+	pd.notes.mu.Lock()
+	defer pd.notes.mu.Unlock()
+	keys := make([]string, 0, len(pd.notes.kinds[kind]))
+	for k := range pd.notes.kinds[kind] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // CachedLookup reads key through the cache and tests it with found; on a

@@ -38,22 +38,28 @@ func TestCachedLookupReadsAgainOnMiss(t *testing.T) {
 	}
 }
 
-// Notes are per provider instance (one command), with their value.
+// Notes are per provider instance (one command), with their value, and
+// list per kind.
 func TestPlanNotesArePerCommand(t *testing.T) {
 	a, b := &ProviderData{}, &ProviderData{}
-	a.PlanNote("vm", "100", "z2g4a")
-	if v, ok := a.PlanNoted("vm", "100"); !ok || v != "z2g4a" {
+	a.PlanNote(PlannedVMs, "100", "z2g4a")
+	if v, ok := a.PlanNoted(PlannedVMs, "100"); !ok || v != "z2g4a" {
 		t.Errorf("noted VM: %q %v", v, ok)
 	}
-	if _, ok := b.PlanNoted("vm", "100"); ok {
+	if _, ok := b.PlanNoted(PlannedVMs, "100"); ok {
 		t.Error("a note of one command seen by another")
 	}
-	if _, ok := a.PlanNoted("storage", "100"); ok {
+	if _, ok := a.PlanNoted(PlannedStorages, "100"); ok {
 		t.Error("kinds are not separate")
 	}
+	a.PlanNote(PlannedVMs, "99", "")
+	a.PlanNote(PlannedStorages, "ceph", "")
+	if got := a.PlanNotedKeys(PlannedVMs); len(got) != 2 || got[0] != "100" || got[1] != "99" {
+		t.Errorf("noted VM ids %v, want [100 99]", got)
+	}
 	var none *ProviderData
-	none.PlanNote("vm", "1", "")
-	if _, ok := none.PlanNoted("vm", "1"); ok {
+	none.PlanNote(PlannedVMs, "1", "")
+	if _, ok := none.PlanNoted(PlannedVMs, "1"); ok || len(none.PlanNotedKeys(PlannedVMs)) != 0 {
 		t.Error("nil provider data noted something")
 	}
 }

@@ -34,19 +34,19 @@ func OutcomeUnknown(err error) bool {
 // StartTask runs start, a write that starts a task of type typ and id on
 // node (cephcreateosd on sdb, qmcreate of 100). When its answer is lost
 // (OutcomeUnknown), PVE may have started the task anyway: StartTask looks
-// for it in the node's task list (that type and id, started no earlier
-// than the second the write was sent) and returns its UPID as if the
-// answer had come. Without such a task the write's error stands; it is
-// not sent again.
+// for it in the node's task list (that type and id, started by this
+// client's user, no earlier than the second the write was sent less
+// lostTaskClockSkew) and returns its UPID as if the answer had come.
+// Without such a task the write's error stands; it is not sent again.
 //
 //pve:operation GET /nodes/{node}/tasks
 func (c *Client) StartTask(ctx context.Context, node, typ, id string, start func() (string, error)) (string, error) {
-	since := time.Now().Truncate(time.Second)
+	since := time.Now().Truncate(time.Second).Add(-lostTaskClockSkew)
 	upid, err := start()
 	if !OutcomeUnknown(err) {
 		return upid, err
 	}
-	found, ferr := c.FindTask(ctx, node, typ, id, since)
+	found, ferr := c.FindTask(ctx, node, typ, id, c.AuthUser(), since)
 	if ferr != nil || found == "" {
 		c.log("the answer to a task-starting write was lost and no task of it was found", "type", typ, "id", id, "lookup_error", ferr)
 		return "", err
@@ -55,17 +55,30 @@ func (c *Client) StartTask(ctx context.Context, node, typ, id string, start func
 	return found, nil
 }
 
+// lostTaskClockSkew is how far the node's clock may be behind the
+// client's when StartTask looks for the task of a lost answer: the
+// UPID's start time is the node's clock. The nodes of a cluster keep
+// their clocks synchronised (corosync needs it), so this is slack for a
+// drifting clock, kept short: a task of the same type, id and user that
+// started this much before the write would be taken for its task.
+const lostTaskClockSkew = 2 * time.Second
+
 // FindTask returns the UPID of the newest task of type typ and id on node
-// that started at or after since, "" when there is none (running or done).
+// that user started ("root@pam", or "root@pam!tokenid" for an API token,
+// as in the UPID) at or after since, "" when there is none (running or
+// done).
 //
 //pve:operation GET /nodes/{node}/tasks
-func (c *Client) FindTask(ctx context.Context, node, typ, id string, since time.Time) (string, error) {
+func (c *Client) FindTask(ctx context.Context, node, typ, id, user string, since time.Time) (string, error) {
 	tasks, err := c.TasksSince(ctx, node, typ, id, since)
 	if err != nil {
 		return "", err
 	}
 	var best UPID
 	for _, u := range tasks {
+		if u.User != user {
+			continue // another user's (or token's) task of the same object
+		}
 		if best.Raw == "" || u.StartTime.After(best.StartTime) {
 			best = u
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
@@ -67,6 +68,56 @@ func TestStartTaskFollowsTheTaskOfALostAnswer(t *testing.T) {
 	}
 	if cfg, _ := sim.VMConfig(101); cfg != nil {
 		t.Fatalf("VM 101 exists: %v", cfg)
+	}
+}
+
+// The node's clock a little behind the client's (the UPID's start time is
+// the node's): the task of a lost answer is still found.
+func TestStartTaskToleratesClockSkew(t *testing.T) {
+	sim, c := startVMSim(t, pvesim.Options{})
+	ctx := context.Background()
+	sim.SetNodeClockOffset("z2g4a", -1500*time.Millisecond)
+	if err := sim.SetFaultSpec("POST /nodes/*/qemu=drop-after:1x"); err != nil {
+		t.Fatal(err)
+	}
+	upid, err := c.StartTask(ctx, "z2g4a", "qmcreate", "100", func() (string, error) {
+		return c.CreateVM(ctx, "z2g4a", 100, refVMOptions())
+	})
+	if err != nil || upid == "" {
+		t.Fatalf("StartTask with the node's clock 1.5 s behind: %q, %v; want the create's task", upid, err)
+	}
+}
+
+// A lost answer is matched only to a task of the client's own user, as
+// PVE writes it into the UPID (root@pam for a ticket, root@pam!tokenid for
+// a token): root@pam's qmcreate of VM 100, just before, is not the task
+// of the token's create whose POST never reached PVE.
+func TestStartTaskIgnoresAnotherUsersTask(t *testing.T) {
+	sim, c := startVMSim(t, pvesim.Options{})
+	ctx := context.Background()
+	info := sim.Info()
+	root, err := NewClient(Config{Endpoint: info.Endpoint, Username: "root@pam", Password: info.RootPassword,
+		TLSFingerprint: info.TLSFingerprint, Retry: fastRetry, TaskPollInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootUPID, err := root.StartTask(ctx, "z2g4a", "qmcreate", "100", func() (string, error) {
+		return root.CreateVM(ctx, "z2g4a", 100, refVMOptions())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := ParseUPID(rootUPID); err != nil || u.User != "root@pam" {
+		t.Fatalf("root@pam's UPID %q (%v): want its user root@pam", rootUPID, err)
+	}
+	if err := sim.SetFaultSpec("POST /nodes/*/qemu=drop-before:1x"); err != nil {
+		t.Fatal(err)
+	}
+	upid, err := c.StartTask(ctx, "z2g4a", "qmcreate", "100", func() (string, error) {
+		return c.CreateVM(ctx, "z2g4a", 100, refVMOptions())
+	})
+	if !OutcomeUnknown(err) {
+		t.Fatalf("StartTask as %s: %q, %v; want the lost answer's error, not root@pam's task %s", c.AuthUser(), upid, err, rootUPID)
 	}
 }
 

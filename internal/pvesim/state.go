@@ -85,6 +85,9 @@ type nodeState struct {
 	Active   []string `json:"active,omitempty"`
 	Tasks    []*task  `json:"tasks,omitempty"`
 	BootTime int64    `json:"boot_time"`
+	// ClockOffset is how far the node's clock is off the host's (the
+	// start times of its tasks); tasks_hooks.go.
+	ClockOffset time.Duration `json:"clock_offset,omitempty"`
 	// Certificates and node config (certificates.go, nodeconfig.go).
 	nodeCertState
 	// APT is the node's /etc/apt sources (apt.go); nil until first used.

@@ -48,7 +48,7 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 	// pstart is the process start in clock ticks since boot.
 	pstart := uint32((now.Unix() - ns.BootTime) * 100)
 	t := &task{
-		Node: ns.Name, PID: pid, PStart: pstart, StartTime: now.Unix(),
+		Node: ns.Name, PID: pid, PStart: pstart, StartTime: now.Add(ns.ClockOffset).Unix(),
 		Type: typ, ID: id, User: c.user, Status: "running", Log: []string{},
 		cancel: make(chan struct{}),
 	}

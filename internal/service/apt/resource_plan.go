@@ -62,7 +62,7 @@ func (r *repoResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if _, ok := entryAt(repos, p, idx); ok {
 		return
 	}
-	if _, ok := r.PD.PlanNoted("file", node+":"+p); ok {
+	if _, ok := r.PD.PlanNoted(framework.PlannedFiles, node+":"+p); ok {
 		return
 	}
 	resp.Diagnostics.AddAttributeError(path.Root("index"),

@@ -222,7 +222,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	checkNodeRef(ctx, r.PD, req, resp, "Ceph cluster on")
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, clusterTypeName)
 	var plan, config clusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)

@@ -44,7 +44,7 @@ func (r *configResource) checkRefs(ctx context.Context, req resource.ModifyPlanR
 		}
 	}
 	summary := fmt.Sprintf("Unable to %s Ceph configuration %s", action, plan.id())
-	if !framework.CheckNodeAtPlan(ctx, pd, plan.Node, path.Root("node"), summary, &resp.Diagnostics) ||
+	if !framework.PlanCheckNode(ctx, pd, plan.Node, path.Root("node"), configTypeName, &resp.Diagnostics) ||
 		plan.Node.IsUnknown() || plan.Settings.IsUnknown() || pd.NodeExec == nil {
 		return
 	}

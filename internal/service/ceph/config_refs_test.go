@@ -31,7 +31,7 @@ func TestAccCephConfig_refsAtPlan(t *testing.T) {
 		}(),
 		refusedStep(one("client", "ceph_conf", "rbd_cache_writethrough_untill_flush", "true"), `Unable to Create Ceph configuration ceph_conf/client`, //nolint:misspell // the misspelt option is the test
 			words(`Ceph ignores unknown names in ceph.conf`), words(`Did you mean "rbd_cache_writethrough_until_flush"?`)),
-		refusedStep(e.Config(cephConfigHCL("x", "z2g4x", "osd", "", map[string]string{"osd_max_backfills": "2"}, "")), words(`There is no node "z2g4x"`)),
+		refusedStep(e.Config(cephConfigHCL("x", "z2g4x", "osd", "", map[string]string{"osd_max_backfills": "2"}, "")), words(`Unable to plan pve_ceph_config: unknown node z2g4x`), words(`node = "z2g4x" is not a node of`)),
 		{
 			PreConfig: func() {
 				requireNoWrites(t, e, from)

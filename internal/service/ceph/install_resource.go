@@ -215,7 +215,7 @@ func (r *installResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	framework.PlanRequireNodeExec(r.PD, &resp.Diagnostics, installTypeName)
-	checkNodeRef(ctx, r.PD, req, resp, "Ceph installation on")
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, installTypeName)
 	if req.State.Raw.IsNull() {
 		return
 	}

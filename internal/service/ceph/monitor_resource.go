@@ -155,7 +155,7 @@ func monitorFind(mons []pve.CephMon, id string) *pve.CephMon {
 // last monitor, or one whose removal Ceph says would break quorum. A
 // failed check does not block the plan; Delete checks again.
 func (r *monitorResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	checkNodeRef(ctx, r.PD, req, resp, "Ceph monitor")
+	framework.PlanCheckNodeAttr(ctx, r.PD, req, resp, monitorTypeName)
 	if !req.Plan.Raw.IsNull() || req.State.Raw.IsNull() || r.PD == nil || r.PD.Client == nil {
 		return
 	}

@@ -15,20 +15,20 @@ import (
 func TestAccCephNodes_refsAtPlan(t *testing.T) {
 	t.Parallel()
 	e := installEnv(t, pvesim.Options{})
-	nodes := fmt.Sprintf(`%q, %q, %q`, e.Nodes[0], e.Nodes[1], e.Nodes[2])
+	nodes := fmt.Sprintf(`%s, %s, %s`, e.Nodes[0], e.Nodes[1], e.Nodes[2])
 	var from int
-	step := func(typ, what, extra string) resource.TestStep {
+	step := func(typ, extra string) resource.TestStep {
 		cfg := e.RootProviderConfig() + fmt.Sprintf("resource %q \"x\" {\n  node = \"z2g4x\"\n%s}\n", typ, extra)
-		return refusedStep(cfg, `Error: Unable to Create `+what+` z2g4x`, `with `+typ+`\.x`, words(`There is no node "z2g4x"`), words("lists "+nodes),
-			words("standalone_nodes"))
+		return refusedStep(cfg, `Error: Unable to plan `+typ+`: unknown node z2g4x`, `with `+typ+`\.x`, words(`node = "z2g4x" is not a node of`),
+			words("GET /nodes lists "+nodes), words("standalone_nodes"))
 	}
-	first := step("pve_ceph_install", "Ceph installation on", "")
+	first := step("pve_ceph_install", "")
 	first.PreConfig = func() { from = len(e.Sim.Requests()) }
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		first,
-		step("pve_ceph_cluster", "Ceph cluster on", "  network = \"172.27.2.0/24\"\n"),
-		step("pve_ceph_monitor", "Ceph monitor", ""),
-		step("pve_ceph_manager", "Ceph manager", ""),
+		step("pve_ceph_cluster", "  network = \"172.27.2.0/24\"\n"),
+		step("pve_ceph_monitor", ""),
+		step("pve_ceph_manager", ""),
 		{
 			PreConfig:          func() { requireNoWrites(t, e, from) },
 			Config:             e.RootProviderConfig() + fmt.Sprintf("resource \"pve_ceph_manager\" \"x\" {\n  node = %q\n}\n", e.Nodes[0]),

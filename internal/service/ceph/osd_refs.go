@@ -28,13 +28,10 @@ func checkOSDRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan *o
 	}
 	node, dev := plan.Node.ValueString(), plan.Device.ValueString()
 	summary := "Unable to Create Ceph OSD " + strings.TrimSpace(node+" "+dev)
-	if !framework.CheckNodeAtPlan(ctx, pd, plan.Node, path.Root("node"), summary, diags) {
+	if !framework.PlanCheckNode(ctx, pd, plan.Node, path.Root("node"), osdTypeName, diags) || plan.Node.IsUnknown() {
 		return
 	}
-	if plan.Node.IsUnknown() {
-		return
-	}
-	framework.Planned(ctx, pd, plannedOSDHosts).Add(node)
+	pd.PlanNote(plannedOSDHosts, node, "")
 	c, err := pd.NodeClient(ctx, node)
 	if err != nil {
 		return
@@ -44,7 +41,7 @@ func checkOSDRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan *o
 		tflog.Debug(ctx, "disk list not readable at plan; the OSD's disks are checked at apply", map[string]any{"node": node, "error": err.Error()})
 		return
 	}
-	if !plan.Device.IsUnknown() && !framework.Planned(ctx, pd, osdsInState).Has(node+" "+dev) {
+	if _, replaced := pd.PlanNoted(osdsInState, node+" "+dev); !plan.Device.IsUnknown() && !replaced {
 		if msg := osdDataDiskProblem(disks, node, dev); msg != "" {
 			diags.AddAttributeError(path.Root("device"), summary, msg)
 		}
@@ -132,6 +129,6 @@ const osdsInState = "ceph/osds-in-state"
 
 func noteOSDInState(ctx context.Context, pd *framework.ProviderData, st *osdModel) {
 	if pd != nil && !st.Node.IsNull() && !st.Device.IsNull() {
-		framework.Planned(ctx, pd, osdsInState).Add(st.Node.ValueString() + " " + st.Device.ValueString())
+		pd.PlanNote(osdsInState, st.Node.ValueString()+" "+st.Device.ValueString(), "")
 	}
 }

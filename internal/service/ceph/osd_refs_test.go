@@ -61,7 +61,8 @@ func TestAccCephOSD_refsAtPlan(t *testing.T) {
 		refusedStep(one(a, "/dev/nvme0n1", ""), words(`device = "/dev/nvme0n1" on `+a+` is in use (PVE reports: LVM)`), words("Wipe Disk")),
 		refusedStep(one(a, "/dev/sdb", "  db_device = \"/dev/nvme9n1\"\n"), words(`db_device = "/dev/nvme9n1": node `+a+` has no such disk`)),
 		refusedStep(one(a, "/dev/sdb", "  db_device = \"/dev/sdc\"\n"), words(`db_device = "/dev/sdc" on `+a+` is the data disk of an OSD`)),
-		refusedStep(one("z2g4x", "/dev/sdb", ""), words(`There is no node "z2g4x"`), words(fmt.Sprintf(`lists %q, %q, %q`, e.Nodes[0], e.Nodes[1], e.Nodes[2]))),
+		refusedStep(one("z2g4x", "/dev/sdb", ""), words(`Unable to plan pve_ceph_osd: unknown node z2g4x`),
+			words(fmt.Sprintf(`GET /nodes lists %s, %s, %s`, e.Nodes[0], e.Nodes[1], e.Nodes[2]))),
 		{
 			// A free disk plans as before.
 			PreConfig:          func() { requireNoWrites(t, e, from) },

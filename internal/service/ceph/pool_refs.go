@@ -22,7 +22,9 @@ const defaultCrushRule = "replicated_rule"
 // size (on create, or a changed size) larger than the number of hosts with
 // OSDs: with the default rule (failure domain host) Ceph cannot place the
 // copies and the PGs never become active+clean. OSDs this plan creates on
-// other hosts count when the pool depends on them. state is nil on create.
+// other hosts count when the pool depends on them. A create is noted for
+// the resources planned after it: the pool (an rbd storage's pool) and,
+// with add_storages, its storage (a disk's storage). state is nil on create.
 func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, state *poolModel, diags *diag.Diagnostics) {
 	if pd == nil || pd.Client == nil {
 		return
@@ -32,11 +34,16 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 		action, id = "Update", state.Name.ValueString()
 	}
 	summary := fmt.Sprintf("Unable to %s Ceph pool %s", action, id)
-	if !framework.CheckNodeAtPlan(ctx, pd, plan.Node, path.Root("node"), summary, diags) || plan.Node.IsUnknown() {
-		return
-	}
 	if state == nil && !plan.Name.IsUnknown() {
-		framework.Planned(ctx, pd, framework.PlannedCephPools).Add(plan.Name.ValueString())
+		pd.PlanNote(framework.PlannedCephPools, plan.Name.ValueString(), "")
+		if !plan.AddStorages.IsUnknown() && plan.AddStorages.ValueBool() {
+			// PVE's add_storages makes an rbd storage of the pool's name,
+			// which a disk of this plan may name.
+			pd.PlanNote(framework.PlannedStorages, plan.Name.ValueString(), "")
+		}
+	}
+	if !framework.PlanCheckNode(ctx, pd, plan.Node, path.Root("node"), poolTypeName, diags) || plan.Node.IsUnknown() {
+		return
 	}
 	checkCrushRuleAtPlan(ctx, pd, plan, state, summary, diags)
 	if plan.Size.IsUnknown() || plan.Size.IsNull() || (state != nil && state.Size.Equal(plan.Size)) {
@@ -63,7 +70,7 @@ func checkPoolRefsAtPlan(ctx context.Context, pd *framework.ProviderData, plan, 
 		}
 	}
 	existing := len(hosts)
-	for _, h := range framework.Planned(ctx, pd, plannedOSDHosts).Keys() {
+	for _, h := range pd.PlanNotedKeys(plannedOSDHosts) {
 		hosts[h] = true
 	}
 	size := plan.Size.ValueInt64()

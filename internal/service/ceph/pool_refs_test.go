@@ -32,7 +32,7 @@ func TestAccCephPool_refsAtPlan(t *testing.T) {
 					words(fmt.Sprintf("(%s, %s, %s)", e.Nodes[0], e.Nodes[1], e.Nodes[2])), words("never become active+clean"),
 					words("Add OSDs on 1 more host(s)"), words("or set size to at most 3")),
 			},
-			refusedStep(e.Config(poolConfig("z2g4x", fmt.Sprintf(body, 3))), `Unable to Create Ceph pool ceph`, words(`There is no node "z2g4x"`)),
+			refusedStep(e.Config(poolConfig("z2g4x", fmt.Sprintf(body, 3))), `Unable to plan pve_ceph_pool: unknown node z2g4x`, words(`node = "z2g4x" is not a node of`)),
 			func() resource.TestStep {
 				st := refusedStep(e.Config(poolConfig(node, fmt.Sprintf(body, 3)+"  crush_rule = \"ssd\"\n")), `Unable to Create Ceph pool ceph`,
 					`with pve_ceph_pool\.ceph`, words(`crush_rule = "ssd": the cluster's Ceph has no such CRUSH rule`),

@@ -25,7 +25,7 @@ func (r *haResource) planGuest(ctx context.Context, plan, config, prior *haResou
 		return
 	}
 	vmid := plan.VMID.ValueInt64()
-	if _, ok := r.PD.PlanNoted("vm", strconv.FormatInt(vmid, 10)); ok {
+	if _, ok := r.PD.PlanNoted(framework.PlannedVMs, strconv.FormatInt(vmid, 10)); ok {
 		return
 	}
 	row, found, rows, err := r.PD.PlanFindGuest(ctx, vmid)

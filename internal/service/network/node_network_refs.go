@@ -31,7 +31,7 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 		return
 	}
 	node := m.Node.ValueString()
-	r.PD.PlanNote("iface", node+"/"+m.Iface.ValueString(), m.Type.ValueString())
+	r.PD.PlanNote(framework.PlannedIfaces, node+"/"+m.Iface.ValueString(), m.Type.ValueString())
 	if r.PD == nil || r.PD.Client == nil || (!req.State.Raw.IsNull() && req.Plan.Raw.Equal(req.State.Raw)) {
 		return
 	}
@@ -115,7 +115,7 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 		if have[rf.name] {
 			continue
 		}
-		if _, ok := r.PD.PlanNoted("iface", node+"/"+rf.name); ok {
+		if _, ok := r.PD.PlanNoted(framework.PlannedIfaces, node+"/"+rf.name); ok {
 			continue
 		}
 		refHint := rf.attr + " = pve_node_network.<name>.iface"
@@ -151,6 +151,6 @@ func (r *nodeNetworkConfigResource) planNotes(ctx context.Context, req resource.
 		return
 	}
 	for name, in := range ifaces {
-		r.PD.PlanNote("iface", plan.Node.ValueString()+"/"+name, in.Type.ValueString())
+		r.PD.PlanNote(framework.PlannedIfaces, plan.Node.ValueString()+"/"+name, in.Type.ValueString())
 	}
 }

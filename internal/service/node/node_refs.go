@@ -72,7 +72,7 @@ func (r *tunedProfileResource) planProfile(ctx context.Context, req resource.Mod
 
 func (r *tunedProfileResource) profileWrittenByPlan(node, profile string) bool {
 	for _, dir := range tunedProfileDirs {
-		if _, ok := r.PD.PlanNoted("file", node+":"+dir+profile+"/tuned.conf"); ok {
+		if _, ok := r.PD.PlanNoted(framework.PlannedFiles, node+":"+dir+profile+"/tuned.conf"); ok {
 			return true
 		}
 	}
@@ -105,7 +105,7 @@ func (r *fileResource) noteFile(ctx context.Context, req resource.ModifyPlanRequ
 	if req.Plan.Get(ctx, &plan).HasError() || plan.Node.IsUnknown() || plan.Path.IsUnknown() {
 		return
 	}
-	r.PD.PlanNote("file", plan.Node.ValueString()+":"+plan.Path.ValueString(), "")
+	r.PD.PlanNote(framework.PlannedFiles, plan.Node.ValueString()+":"+plan.Path.ValueString(), "")
 }
 
 // nodeNICs lists the node's physical NICs as the API reports them (type

@@ -139,7 +139,7 @@ func (d *vmDataSource) Read(ctx context.Context, req datasource.ReadRequest, res
 		resp.Diagnostics.AddError("Unable to reach node "+node, err.Error())
 		return
 	}
-	m, err := readVM(ctx, c, node, vmid, nil)
+	m, err := readVM(ctx, c, node, vmid, nil, false)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return

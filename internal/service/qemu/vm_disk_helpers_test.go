@@ -28,15 +28,28 @@ func diskEnv(t *testing.T, opts pvesim.Options) *acctest.Env {
 	return e
 }
 
-// setupCephStorage builds the reference lab's Ceph through the client
-// (monitors on every node, an OSD on each node's /dev/sdb) and a pool
-// "ceph" with its RBD storage (add_storages), as internal/service/ceph's
-// tests do. Against a real cluster the storage "ceph" must exist.
+// setupCephStorage builds the reference lab's Ceph (setupCephOSDs) and a
+// pool "ceph" with its RBD storage (add_storages), as
+// internal/service/ceph's tests do. Against a real cluster the storage
+// "ceph" must exist.
 func setupCephStorage(t *testing.T, e *acctest.Env) {
 	t.Helper()
 	if e.Sim == nil {
 		return
 	}
+	root := setupCephOSDs(t, e)
+	size, minSize, pgs := int64(3), int64(2), int64(32)
+	upid, err := root.CephCreatePool(context.Background(), e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
+	if _, err := root.Await(context.Background(), upid, err); err != nil {
+		t.Fatalf("create pool ceph: %v", err)
+	}
+}
+
+// setupCephOSDs builds the reference lab's Ceph without pools through the
+// client (monitors on every node, an OSD on each node's /dev/sdb), on the
+// simulator, and returns the root@pam client it used.
+func setupCephOSDs(t *testing.T, e *acctest.Env) *pve.Client {
+	t.Helper()
 	ctx := context.Background()
 	root := e.RootClient(t)
 	if err := root.CephInit(ctx, e.Nodes[0], pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
@@ -54,11 +67,7 @@ func setupCephStorage(t *testing.T, e *acctest.Env) {
 			t.Fatalf("OSD on %s: %v", n, err)
 		}
 	}
-	size, minSize, pgs := int64(3), int64(2), int64(32)
-	upid, err := root.CephCreatePool(ctx, e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
-	if _, err := root.Await(ctx, upid, err); err != nil {
-		t.Fatalf("create pool ceph: %v", err)
-	}
+	return root
 }
 
 // addDirStorage defines a directory storage for VM images (qcow2), on the

@@ -33,7 +33,22 @@ func newHAVMEnv(t *testing.T) *acctest.Env {
 // haVM100 is VM 100 on node under HA, running, with memory MiB, and with a
 // disk of its own of diskSize unless that is "".
 func haVM100(e *acctest.Env, node string, memory int, diskSize string) string {
-	hcl := fmt.Sprintf(`
+	hcl := vm100HCL(node, memory) + `
+resource "pve_ha_resource" "vm100" {
+  vmid  = pve_vm.vm100.vmid
+  state = "started"
+}
+`
+	if diskSize != "" {
+		hcl += diskHCL("scsi0", 100, "scsi0", "vm_id = pve_vm.vm100.vmid", `storage = "local-lvm"`, fmt.Sprintf("size = %q", diskSize), "delete_on_destroy = true")
+		hcl = strings.Replace(hcl, "vm_id = 100\n", "", 1)
+	}
+	return e.Config(hcl)
+}
+
+// vm100HCL is VM 100 on node, running, with memory MiB.
+func vm100HCL(node string, memory int) string {
+	return fmt.Sprintf(`
 resource "pve_vm" "vm100" {
   node          = %q
   vmid          = 100
@@ -42,17 +57,7 @@ resource "pve_vm" "vm100" {
   started       = true
   destroy_disks = true
 }
-
-resource "pve_ha_resource" "vm100" {
-  vmid  = pve_vm.vm100.vmid
-  state = "started"
-}
 `, node, memory)
-	if diskSize != "" {
-		hcl += diskHCL("scsi0", 100, "scsi0", "vm_id = pve_vm.vm100.vmid", `storage = "local-lvm"`, fmt.Sprintf("size = %q", diskSize), "delete_on_destroy = true")
-		hcl = strings.Replace(hcl, "vm_id = 100\n", "", 1)
-	}
-	return e.Config(hcl)
 }
 
 // vmIsOn checks where VM 100's config is and its memory.
@@ -63,6 +68,17 @@ func vmIsOn(e *acctest.Env, node string, memory int64) resource.TestCheckFunc {
 		}
 		return nil
 	})
+}
+
+// haMoved is a PreConfig: HA has moved VM 100 to node (the migration
+// ended), and the request log starts afresh.
+func haMoved(t *testing.T, e *acctest.Env, node string) func() {
+	return func() {
+		if err := e.Sim.HAMigrate(100, node, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.Sim.ResetRequests()
+	}
 }
 
 // migrateOnRequest is a PreConfig: HA starts migrating VM 100 to target
@@ -106,13 +122,8 @@ func TestAccVM_haMovedBetweenApplies(t *testing.T) {
 			),
 		},
 		{
-			PreConfig: func() {
-				if err := e.Sim.HAMigrate(100, b, 0); err != nil {
-					t.Fatal(err)
-				}
-				e.Sim.ResetRequests()
-			},
-			Config: haVM100(e, a, 1024, ""),
+			PreConfig: haMoved(t, e, b),
+			Config:    haVM100(e, a, 1024, ""),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectEmptyPlan(),
 				diags.ExpectWarning(regexp.MustCompile(`VM 100 runs on ` + b + `, where the HA manager moved it`)),
@@ -217,11 +228,7 @@ func TestAccVM_haDestroyAfterMoves(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: haVM100(e, a, 1024, "4G"), Check: vmIsOn(e, a, 1024)},
 			{
-				PreConfig: func() {
-					if err := e.Sim.HAMigrate(100, b, 0); err != nil {
-						t.Fatal(err)
-					}
-				},
+				PreConfig:        haMoved(t, e, b),
 				Config:           haVM100(e, a, 1024, "4G"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check:            vmIsOn(e, b, 1024),
@@ -233,6 +240,48 @@ func TestAccVM_haDestroyAfterMoves(t *testing.T) {
 			},
 		},
 	})
+}
+
+// (d) The VM leaves HA after HA moved it, in a plan that also changes
+// its memory: the plan leaves the VM where it runs, and so does the apply
+// whichever runs first, the HA resource's destroy or the VM's update (the
+// destroy does here). The next plan migrates it back to node, as for any
+// VM not in HA.
+func TestAccVM_haLeftAfterMove(t *testing.T) {
+	t.Parallel()
+	e := newHAVMEnv(t)
+	a, b := e.Node(t, 0), e.Node(t, 1)
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
+		{Config: haVM100(e, a, 1024, ""), Check: vmIsOn(e, a, 1024)},
+		{
+			PreConfig: haMoved(t, e, b),
+			Config:    e.Config(vm100HCL(a, 2048)),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vmAddr, plancheck.ResourceActionUpdate),
+				plancheck.ExpectResourceAction("pve_ha_resource.vm100", plancheck.ResourceActionDestroy),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				vmIsOn(e, b, 2048),
+				noMigrateRequests(e),
+				resource.TestCheckResourceAttr(vmAddr, "node", a),
+				resource.TestCheckResourceAttr(vmAddr, "current_node", b),
+			),
+			// The refresh finds the VM out of HA on b: node = b, and
+			// the plan migrates it back to a.
+			ExpectNonEmptyPlan: true,
+		},
+		{
+			Config: e.Config(vm100HCL(a, 2048)),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vmAddr, plancheck.ResourceActionUpdate),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				vmIsOn(e, a, 2048),
+				resource.TestCheckResourceAttr(vmAddr, "node", a),
+				resource.TestCheckResourceAttr(vmAddr, "current_node", a),
+			),
+		},
+	}})
 }
 
 // A disk grown while HA starts migrating its VM: the resize meets the

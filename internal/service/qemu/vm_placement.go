@@ -29,12 +29,21 @@ func haOwnsPlacement(st *pve.VMStatus) bool {
 }
 
 // place sets the model's nodes after a read on actual: `node` stays what
-// the prior model (state or plan) says when HA owns the placement.
-func (m *vmModel) place(actual string, st *pve.VMStatus, prior *vmModel) {
+// the prior model (state or plan) says when HA owns the placement, or
+// with keepNode, when an update left the VM where HA had put it at plan
+// (its HA resource may be gone by the read). A VM not in HA gets `node`
+// = actual on the next refresh, so that plan migrates it back.
+func (m *vmModel) place(actual string, st *pve.VMStatus, prior *vmModel, keepNode bool) {
 	m.Node, m.CurrentNode = types.StringValue(actual), types.StringValue(actual)
-	if haOwnsPlacement(st) && prior != nil && !prior.Node.IsNull() && !prior.Node.IsUnknown() && prior.Node.ValueString() != "" {
+	if (keepNode || haOwnsPlacement(st)) && prior != nil && !prior.Node.IsNull() && !prior.Node.IsUnknown() && prior.Node.ValueString() != "" {
 		m.Node = prior.Node
 	}
+}
+
+// haMoved reports a model of a VM that HA moved away from `node`.
+func (m *vmModel) haMoved() bool {
+	cur := m.CurrentNode
+	return !cur.IsNull() && !cur.IsUnknown() && cur.ValueString() != "" && !cur.Equal(m.Node)
 }
 
 // migrating reports a row of a VM a migration holds: its config lock, or
@@ -139,7 +148,7 @@ func onVMNode(ctx context.Context, pd *framework.ProviderData, vmid int64, node 
 // `node`, and that the plan leaves it there (unless it changes node).
 func warnHAPlacement(state *vmResourceModel, plan *vmResourceModel, diags *diag.Diagnostics) {
 	cur, node := state.CurrentNode, state.Node
-	if cur.IsNull() || cur.IsUnknown() || cur.ValueString() == "" || cur.Equal(node) || !plan.Node.Equal(node) {
+	if !state.haMoved() || !plan.Node.Equal(node) {
 		return
 	}
 	vmid := state.VMID.ValueInt64()

@@ -34,7 +34,7 @@ func (r *vmResource) planRefs(ctx context.Context, req resource.ModifyPlanReques
 		if !plan.Node.IsUnknown() {
 			node = plan.Node.ValueString()
 		}
-		r.PD.PlanNote("vm", strconv.FormatInt(plan.VMID.ValueInt64(), 10), node)
+		r.PD.PlanNote(framework.PlannedVMs, strconv.FormatInt(plan.VMID.ValueInt64(), 10), node)
 	}
 	if r.PD == nil || r.PD.Client == nil {
 		return
@@ -77,7 +77,7 @@ func (r *vmResource) planRefs(ctx context.Context, req resource.ModifyPlanReques
 // config, then fails the start ("bridge 'x' does not exist", from
 // PVE/Network.pm's tap_plug) or the hotplug of the NIC.
 func checkBridge(ctx context.Context, pd *framework.ProviderData, node, bridge string, at path.Path, vmid types.Int64, diags *diag.Diagnostics) {
-	if _, ok := pd.PlanNoted("iface", node+"/"+bridge); ok {
+	if _, ok := pd.PlanNoted(framework.PlannedIfaces, node+"/"+bridge); ok {
 		return
 	}
 	list, err := pd.PlanNodeNetwork(ctx, node)
@@ -146,7 +146,7 @@ func (r *vmDiskResource) planRefs(ctx context.Context, req resource.ModifyPlanRe
 		}
 	}
 	vmid := plan.VMID.ValueInt64()
-	node, planned := r.PD.PlanNoted("vm", strconv.FormatInt(vmid, 10))
+	node, planned := r.PD.PlanNoted(framework.PlannedVMs, strconv.FormatInt(vmid, 10))
 	if !planned {
 		row, found, rows, err := r.PD.PlanFindGuest(ctx, vmid)
 		if err != nil {
@@ -167,7 +167,7 @@ func (r *vmDiskResource) planRefs(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	id := plan.Storage.ValueString()
-	if _, ok := r.PD.PlanNoted("storage", id); ok {
+	if _, ok := r.PD.PlanNoted(framework.PlannedStorages, id); ok {
 		return
 	}
 	list, hit, err := r.PD.PlanStorages(ctx, id)

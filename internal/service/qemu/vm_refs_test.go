@@ -86,6 +86,41 @@ resource "pve_vm" "vm" {
 	}}})
 }
 
+// A disk on the rbd storage that pve_ceph_pool's add_storages creates in
+// the same plan (storage = pve_ceph_pool.<name>.name) is let through at
+// plan, as one on a pve_storage of the plan is; the apply creates the
+// pool, its storage and the disk on it.
+func TestAccVMDisk_planAcceptsStorageOfPoolInSamePlan(t *testing.T) {
+	e := diskEnv(t, pvesim.Options{CephTimeScale: -1})
+	if e.Sim == nil {
+		t.Skip("builds Ceph through the simulator")
+	}
+	setupCephOSDs(t, e)
+	node := e.Node(t, 0)
+	config := fmt.Sprintf(`
+resource "pve_ceph_pool" "vms" {
+  name                = "vms"
+  node                = %q
+  size                = 3
+  min_size            = 2
+  add_storages        = true
+  deletion_protection = false
+}
+
+resource "pve_vm" "vm" {
+  node   = %q
+  vmid   = 9207
+  name   = "refs"
+  scsihw = "virtio-scsi-single"
+  destroy_disks = true
+}
+`, node, node) + diskHCL("this", 0, "scsi0", `storage = pve_ceph_pool.vms.name`, `size = "1G"`, `delete_on_destroy = true`)
+	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
+		Config: e.Config(replaceVMID(config)),
+		Check:  resource.TestCheckResourceAttr(diskAddr, "volume", "vms:vm-9207-disk-0"),
+	}}})
+}
+
 func replaceVMID(s string) string {
 	return strings.Replace(s, "vm_id = 0", "vm_id = pve_vm.vm.vmid", 1)
 }

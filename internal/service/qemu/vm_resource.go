@@ -96,7 +96,8 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 					"outside Terraform is migrated back, except when the HA manager manages it (`pve_ha_resource`): then HA " +
 					"owns its placement (maintenance, fencing, rebalancing, `ha-manager migrate`), `node` stays where Terraform " +
 					"created or last migrated it, `current_node` shows where it runs, and plans warn instead of migrating it " +
-					"back. Changing `node` of such a VM migrates it through HA.",
+					"back. Changing `node` of such a VM migrates it through HA. A VM that leaves HA (its `pve_ha_resource` removed) " +
+					"stays where it runs in that apply, as planned; the next plan migrates it back to `node`.",
 				Validators: []validator.String{stringvalidator.RegexMatches(dnsNameRE, "must be a node name")},
 			},
 			"current_node": schema.StringAttribute{
@@ -506,7 +507,7 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
 		}
 	}
-	r.readInto(ctx, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+	r.readInto(ctx, node, vmid, &plan, false, &resp.State, &resp.Diagnostics)
 }
 
 // powerReachedAfterFailure reports whether a start or shutdown whose task
@@ -589,8 +590,8 @@ func removeReservedVM(ctx context.Context, c *pve.Client, node string, vmid int6
 
 // readInto reads the VM back into st (on the node it moved to, if a
 // migration took it away from node), warning about pending changes.
-func (r *vmResource) readInto(ctx context.Context, node string, vmid int64, prior *vmResourceModel, st *tfsdk.State, diags *diag.Diagnostics) {
-	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel)
+func (r *vmResource) readInto(ctx context.Context, node string, vmid int64, prior *vmResourceModel, keepNode bool, st *tfsdk.State, diags *diag.Diagnostics) {
+	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel, keepNode)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "VM", vmLabel(vmid), err)
 		return
@@ -606,7 +607,8 @@ func (r *vmResource) readInto(ctx context.Context, node string, vmid int64, prio
 	diags.Append(st.Set(ctx, &out)...)
 }
 
-func readVM(ctx context.Context, c *pve.Client, node string, vmid int64, prior *vmModel) (*vmModel, error) {
+// readVM reads the VM on node; place explains prior and keepNode.
+func readVM(ctx context.Context, c *pve.Client, node string, vmid int64, prior *vmModel, keepNode bool) (*vmModel, error) {
 	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
 	if err != nil {
 		return nil, err
@@ -621,17 +623,17 @@ func readVM(ctx context.Context, c *pve.Client, node string, vmid int64, prior *
 	}
 	var m vmModel
 	m.fromConfig(node, vmid, cfg, status.Running(), pve.PendingChanges(items), prior)
-	m.place(node, status, prior)
+	m.place(node, status, prior, keepNode)
 	return &m, nil
 }
 
 // readFollowing is readVM on node, or on the node a migration took the VM
 // to meanwhile.
-func (r *vmResource) readFollowing(ctx context.Context, node string, vmid int64, prior *vmModel) (*vmModel, error) {
+func (r *vmResource) readFollowing(ctx context.Context, node string, vmid int64, prior *vmModel, keepNode bool) (*vmModel, error) {
 	var m *vmModel
 	_, err := onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
 		var err error
-		m, err = readVM(ctx, c, node, vmid, prior)
+		m, err = readVM(ctx, c, node, vmid, prior, keepNode)
 		return err
 	})
 	return m, err
@@ -661,7 +663,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return
 	}
-	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel)
+	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel, false)
 	if errors.Is(err, pve.ErrNotFound) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -731,7 +733,11 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	}
 	// Migrate first, so the config is then written where the VM lives. A
 	// VM that HA moved stays where HA put it unless the plan changes node.
-	if target != node {
+	// The plan decides: a plan made while HA had moved the VM leaves it
+	// there, also when the VM's HA resource is gone by now (destroyed in
+	// the same apply, before this update), and `node` stays as planned.
+	keepNode := plan.Node.Equal(state.Node) && state.haMoved()
+	if target != node && !keepNode {
 		st, err := c.GetVMStatus(ctx, node, vmid)
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
@@ -759,7 +765,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	})
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
-		r.readInto(ctx, node, vmid, &state, &resp.State, &resp.Diagnostics)
+		r.readInto(ctx, node, vmid, &state, keepNode, &resp.State, &resp.Diagnostics)
 		return
 	}
 	if !plan.Started.Equal(state.Started) || plan.Started.ValueBool() {
@@ -774,7 +780,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 			framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
 		}
 	}
-	r.readInto(ctx, node, vmid, &plan, &resp.State, &resp.Diagnostics)
+	r.readInto(ctx, node, vmid, &plan, keepNode, &resp.State, &resp.Diagnostics)
 }
 
 // migrate moves the VM from node to target (through HA when HA manages
@@ -787,7 +793,7 @@ func (r *vmResource) migrate(ctx context.Context, c *pve.Client, node, target st
 	})
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
-		r.readInto(ctx, node, vmid, state, &resp.State, &resp.Diagnostics)
+		r.readInto(ctx, node, vmid, state, false, &resp.State, &resp.Diagnostics)
 		return false
 	}
 	if err := waitOnNode(ctx, r.PD.Client, vmid, target); err != nil {

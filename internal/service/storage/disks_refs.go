@@ -25,10 +25,9 @@ func noteDisksInState(ctx context.Context, pd *framework.ProviderData, node type
 	if pd == nil || node.IsNull() || node.IsUnknown() {
 		return
 	}
-	set := framework.Planned(ctx, pd, disksInState)
 	for _, d := range devs {
 		if d != "" {
-			set.Add(node.ValueString() + " " + d)
+			pd.PlanNote(disksInState, node.ValueString()+" "+d, "")
 		}
 	}
 }
@@ -43,7 +42,7 @@ func noteNameInState(ctx context.Context, pd *framework.ProviderData, kind strin
 	if pd == nil || node.IsNull() || node.IsUnknown() || name.IsNull() || name.IsUnknown() {
 		return
 	}
-	framework.Planned(ctx, pd, namesInState).Add(kind + " " + node.ValueString() + " " + name.ValueString())
+	pd.PlanNote(namesInState, kind+" "+node.ValueString()+" "+name.ValueString(), "")
 }
 
 // nameUse is how one kind of pool names what it creates on a node: the
@@ -98,7 +97,7 @@ func checkNameAtPlan(ctx context.Context, pd *framework.ProviderData, use nameUs
 		return
 	}
 	n, want := node.ValueString(), name.ValueString()
-	if framework.Planned(ctx, pd, namesInState).Has(use.kind + " " + n + " " + want) {
+	if _, ok := pd.PlanNoted(namesInState, use.kind+" "+n+" "+want); ok {
 		return
 	}
 	c, err := pd.NodeClient(ctx, n)
@@ -134,14 +133,14 @@ type diskRef struct {
 // The node's disk list is read once per command.
 // It reports whether the node is one the cluster has (or could not be
 // checked), so that further checks on the node make sense.
-func checkDisksAtPlan(ctx context.Context, pd *framework.ProviderData, what string, node, name types.String, refs []diskRef, diags *diag.Diagnostics) bool {
+func checkDisksAtPlan(ctx context.Context, pd *framework.ProviderData, what, resourceType string, node, name types.String, refs []diskRef, diags *diag.Diagnostics) bool {
 	if pd == nil || pd.Client == nil {
 		return false
 	}
-	summary := createSummary(what, node, name)
-	if !framework.CheckNodeAtPlan(ctx, pd, node, path.Root("node"), summary, diags) {
+	if !framework.PlanCheckNode(ctx, pd, node, path.Root("node"), resourceType, diags) {
 		return false
 	}
+	summary := createSummary(what, node, name)
 	if node.IsUnknown() {
 		return true
 	}
@@ -155,9 +154,11 @@ func checkDisksAtPlan(ctx context.Context, pd *framework.ProviderData, what stri
 		tflog.Debug(ctx, "disk list not readable at plan; disks are checked at apply", map[string]any{"node": n, "error": err.Error()})
 		return true
 	}
-	inState := framework.Planned(ctx, pd, disksInState)
 	for _, r := range refs {
-		if r.dev.IsNull() || r.dev.IsUnknown() || inState.Has(n+" "+r.dev.ValueString()) {
+		if r.dev.IsNull() || r.dev.IsUnknown() {
+			continue
+		}
+		if _, replaced := pd.PlanNoted(disksInState, n+" "+r.dev.ValueString()); replaced {
 			continue
 		}
 		if msg := diskInUse(disks, n, r.dev.ValueString()); msg != "" {
@@ -228,7 +229,7 @@ func (r *zfsResource) checkRefs(ctx context.Context, req resource.ModifyPlanRequ
 			refs = append(refs, diskRef{at: path.Root("devices").AtListIndex(i), dev: s})
 		}
 	}
-	if checkDisksAtPlan(ctx, r.PD, "ZFS pool", plan.Node, plan.Name, refs, &resp.Diagnostics) {
+	if checkDisksAtPlan(ctx, r.PD, "ZFS pool", zfsTypeName, plan.Node, plan.Name, refs, &resp.Diagnostics) {
 		checkNameAtPlan(ctx, r.PD, zfsNames, zfsTypeName, plan.Node, plan.Name, createSummary("ZFS pool", plan.Node, plan.Name), &resp.Diagnostics)
 	}
 }
@@ -251,7 +252,7 @@ func (r *lvmThinResource) checkRefs(ctx context.Context, req resource.ModifyPlan
 	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
 		return
 	}
-	if checkDisksAtPlan(ctx, r.PD, "LVM thin pool", plan.Node, plan.Name, []diskRef{{at: path.Root("device"), dev: plan.Device}}, &resp.Diagnostics) {
+	if checkDisksAtPlan(ctx, r.PD, "LVM thin pool", lvmThinTypeName, plan.Node, plan.Name, []diskRef{{at: path.Root("device"), dev: plan.Device}}, &resp.Diagnostics) {
 		checkNameAtPlan(ctx, r.PD, vgNames, lvmThinTypeName, plan.Node, plan.Name, createSummary("LVM thin pool", plan.Node, plan.Name), &resp.Diagnostics)
 	}
 }

@@ -40,7 +40,7 @@ func TestAccNodeDisks_refsAtPlan(t *testing.T) {
 		}(),
 		refusedStep(zfs(node, `["/dev/sda", "/dev/sdb"]`), `"/dev/sda" is the boot disk of `+node, `device '/dev/sda' is already in use`),
 		refusedStep(zfs(node, `["/dev/sdb", "/dev/sdc"]`), `"/dev/sdc" on `+node+` is in use \(PVE reports: ZFS`, `Wipe Disk`),
-		refusedStep(zfs("z2g4x", `["/dev/sdb", "/dev/nvme0n1"]`), `Unable to Create ZFS pool z2g4x/tank`, `There is no node "z2g4x"`),
+		refusedStep(zfs("z2g4x", `["/dev/sdb", "/dev/nvme0n1"]`), `Unable to plan pve_node_zfs: unknown node z2g4x`, `node = "z2g4x" is not a node of`),
 		refusedStep(thin(node, "/dev/sdc", ""), `Error: Unable to Create LVM thin pool `+node+`/fast`, `with pve_node_lvmthin\.fast`,
 			`"/dev/sdc" on `+node+` is in use \(PVE reports: ZFS`, free),
 		refusedStep(thin(node, "/dev/sdy", ""), `"/dev/sdy": node `+node+` has no such disk`),

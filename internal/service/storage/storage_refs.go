@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
@@ -41,26 +42,10 @@ func (r *storageResource) checkRefs(ctx context.Context, req resource.ModifyPlan
 		action = "Update"
 	}
 	summary := fmt.Sprintf("Unable to %s storage %s", action, plan.Storage.ValueString())
-	r.checkNodes(ctx, &plan, summary, &resp.Diagnostics)
-	r.checkRBDPool(ctx, &plan, state, summary, &resp.Diagnostics)
-}
-
-// checkNodes refuses node names the cluster does not have in nodes.
-func (r *storageResource) checkNodes(ctx context.Context, plan *storageModel, summary string, diags *diag.Diagnostics) {
-	if plan.Nodes.IsNull() || plan.Nodes.IsUnknown() {
-		return
-	}
-	known, ok := framework.KnownNodes(ctx, r.PD)
-	if !ok {
-		return
-	}
 	for _, n := range setStrings(ctx, plan.Nodes) {
-		if !slices.Contains(known, n) {
-			diags.AddAttributeError(path.Root("nodes"), summary,
-				fmt.Sprintf("nodes lists %q, which the cluster does not have: %s lists %s. PVE would keep the name and the storage "+
-					"would be missing there; use the nodes' names.", n, r.PD.Client.Endpoint(), framework.Quoted(known)))
-		}
+		framework.PlanCheckNode(ctx, r.PD, types.StringValue(n), path.Root("nodes"), storageTypeName, &resp.Diagnostics)
 	}
+	r.checkRBDPool(ctx, &plan, state, summary, &resp.Diagnostics)
 }
 
 // checkRBDPool refuses an rbd storage of the cluster's own Ceph whose pool
@@ -77,26 +62,21 @@ func (r *storageResource) checkRBDPool(ctx context.Context, plan, state *storage
 	if state != nil && (state.Pool.ValueString() == plan.Pool.ValueString() || (state.Pool.IsNull() && pool == rbdDefaultPool)) {
 		return // unchanged
 	}
-	if framework.Planned(ctx, r.PD, framework.PlannedCephPools).Has(pool) {
+	if _, ok := r.PD.PlanNoted(framework.PlannedCephPools, pool); ok {
 		return
 	}
-	node := ""
-	if ns := setStrings(ctx, plan.Nodes); len(ns) > 0 && !plan.Nodes.IsUnknown() {
-		if members, ok := framework.MemberNodes(ctx, r.PD); ok {
-			for _, n := range ns {
-				if slices.Contains(members, n) {
-					node = n
-					break
-				}
+	members, err := r.PD.Members(ctx)
+	if err != nil || len(members) == 0 {
+		return
+	}
+	node := members[0]
+	if !plan.Nodes.IsUnknown() {
+		for _, n := range setStrings(ctx, plan.Nodes) {
+			if slices.Contains(members, n) {
+				node = n
+				break
 			}
 		}
-	}
-	if node == "" {
-		members, ok := framework.MemberNodes(ctx, r.PD)
-		if !ok || len(members) == 0 {
-			return
-		}
-		node = members[0]
 	}
 	pools, err := r.PD.PlanCephPools(ctx, node)
 	names := make([]string, 0, len(pools))

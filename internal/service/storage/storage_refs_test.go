@@ -72,7 +72,7 @@ func TestAccStorage_refsAtPlan(t *testing.T) {
 		}(),
 		refusedStep(rbd(""), `pool \(unset: PVE's default "rbd"\): the cluster's Ceph has no such pool`),
 		refusedStep(e.Config(fmt.Sprintf("resource \"pve_storage\" \"d\" {\n  storage = \"local2\"\n  type    = \"dir\"\n  path    = \"/srv/d\"\n  nodes   = [%q, \"z2g4x\"]\n}\n", e.Nodes[0])),
-			`Unable to Create storage local2`, `nodes lists "z2g4x", which the cluster does not have`, fmt.Sprintf(`%q, %q, %q`, e.Nodes[0], e.Nodes[1], e.Nodes[2])),
+			`Unable to plan pve_storage: unknown node z2g4x`, `nodes = "z2g4x" is not a node of`, fmt.Sprintf(`GET /nodes lists %s, %s, %s`, e.Nodes[0], e.Nodes[1], e.Nodes[2])),
 		{
 			// The pool is created by this plan: the storage refers to it.
 			PreConfig: func() { requireNoWrites(t, e, from) },

@@ -246,7 +246,7 @@ func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	if !plan.Storage.IsUnknown() {
-		r.PD.PlanNote("storage", plan.Storage.ValueString(), "") // for pve_vm_disk's storage check (qemu/vm_refs.go)
+		r.PD.PlanNote(framework.PlannedStorages, plan.Storage.ValueString(), "") // for pve_vm_disk's storage check (qemu/vm_refs.go)
 	}
 	if req.State.Raw.IsNull() {
 		r.checkTypeRegistered(ctx, plan.Type, &resp.Diagnostics)
