@@ -20,9 +20,12 @@ import (
 // only the second is refused, and even a single refused destroy comes
 // after the plan's other changes. So at plan every destroy records itself
 // (framework.PlanRegistry) and judges all OSD destroys recorded so far,
-// one or more, with the drain's rule: the set only grows worse as destroys
-// are added, so the last destroy of an unsafe set always sees it and
-// refuses, whatever order Terraform planned them in.
+// one or more, with the drain's rule. More OSD destroys only make it worse,
+// so the last destroy of an unsafe set always sees it and refuses, whatever
+// order Terraform planned them in. A pool recorded later can make it
+// better (its destroy, or a lower size), but an earlier record judged it as
+// PVE lists it and may have refused already; the message then says to
+// apply the pool's change first (the plan cannot be amended afterwards).
 
 // osdDestroyFacts is what one planned OSD destroy records.
 type osdDestroyFacts struct {
@@ -107,8 +110,7 @@ func recordPoolDestroy(pd *framework.ProviderData, state *poolModel) {
 // alone or together, leave a pool with fewer hosts than copies (PVE's
 // replicated_rule: one copy per host), the rule each drain applies at
 // apply (preflightDrain). Refused at plan, nothing of the plan is applied
-// before a drain refuses. The rule only grows worse as OSD destroys and
-// kept pools are recorded, so the last record of an unsafe set refuses.
+// before a drain refuses.
 func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange, diags *diag.Diagnostics) {
 	destroys := framework.Changes(all, osdTypeName, framework.PlanDestroy)
 	if len(destroys) == 0 {
@@ -139,13 +141,16 @@ func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node stri
 	if err != nil || tree == nil {
 		return
 	}
-	pools, ok := plannedPools(ctx, pd, node, all)
+	pools, unrecorded, ok := plannedPools(ctx, pd, node, all)
 	if !ok || len(pools) == 0 {
 		return
 	}
 	reasons := osdSetReasons(tree, pools, removed)
 	if len(reasons) == 0 {
 		return
+	}
+	if hint := laterPoolHint(tree, pools, unrecorded, removed); hint != "" {
+		reasons = append(reasons, hint)
 	}
 	sort.Slice(removed, func(i, j int) bool { return removed[i] < removed[j] })
 	if len(labels) == 1 {
@@ -168,10 +173,10 @@ func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node stri
 // plannedPools are the pools the plan leaves: those a pve_ceph_pool keeps
 // (with its planned size), and those PVE lists that no pve_ceph_pool of
 // the plan records (created by hand). ok is false when PVE's pools cannot
-// be read; the drains check at apply.
-func plannedPools(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange) ([]pve.CephPool, bool) {
+// be read; the drains check at apply. unrecorded names the pools read
+// from PVE.
+func plannedPools(ctx context.Context, pd *framework.ProviderData, node string, all []framework.PlannedChange) (pools []pve.CephPool, unrecorded map[string]bool, ok bool) {
 	recorded := map[string]bool{}
-	var pools []pve.CephPool
 	for _, c := range all {
 		if c.Kind != poolTypeName {
 			continue
@@ -184,14 +189,40 @@ func plannedPools(ctx context.Context, pd *framework.ProviderData, node string, 
 	listed, err := pd.PlanCephPools(ctx, node)
 	if err != nil {
 		tflog.Debug(ctx, "Ceph pools not readable at plan; OSD destroys are checked by their drains", map[string]any{"node": node, "error": err.Error()})
-		return nil, false
+		return nil, nil, false
 	}
+	unrecorded = map[string]bool{}
 	for _, p := range listed {
 		if !recorded[p.Name] {
 			pools = append(pools, p)
+			unrecorded[p.Name] = true
 		}
 	}
-	return pools, true
+	return pools, unrecorded, true
+}
+
+// laterPoolHint explains, when a pool that refuses was read from PVE, how
+// to get through if a pve_ceph_pool of the configuration manages it and
+// the plan lowers its size or destroys it: Terraform may plan the OSD
+// destroy first, and PVE still lists the pool as it is.
+func laterPoolHint(tree *pve.CephOSDTree, pools []pve.CephPool, unrecorded map[string]bool, removed []int64) string {
+	var names []string
+	for _, p := range pools {
+		if unrecorded[p.Name] && len(osdSetReasons(tree, []pve.CephPool{p}, removed)) > 0 {
+			names = append(names, fmt.Sprintf("%q", p.Name))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	what := "Pool " + names[0] + " counts"
+	if len(names) > 1 {
+		what = "Pools " + strings.Join(names, ", ") + " count"
+	}
+	return fmt.Sprintf("%s as PVE lists it now: no pve_ceph_pool of this plan was planned for it before these OSDs. "+
+		"If one manages it and this plan lowers its size or destroys it, apply that first (terraform apply -target=<the pve_ceph_pool>), "+
+		"or, for a pool destroy, add the OSDs to the pool's depends_on (Terraform then plans and destroys the pool before them), "+
+		"and plan again.", what)
 }
 
 // osdSetReasons says which pools would have fewer hosts with OSDs that
@@ -235,8 +266,10 @@ func osdSetReasons(tree *pve.CephOSDTree, pools []pve.CephPool, removed []int64)
 			msg += fmt.Sprintf("; %s would lose its last OSDs", strings.Join(emptied, ", "))
 		}
 		if p.Size > int64(len(before)) {
-			// Undersized already: Ceph cannot move these OSDs' copies
-			// anywhere, so the drain would wait for good.
+			// Undersized already: a PG's up set is smaller than size,
+			// so Ceph keeps the out OSD in its acting set to make up the
+			// copies (active+clean+remapped) even when its host has
+			// another OSD, and the drain would wait for good.
 			msg += fmt.Sprintf("; only %d host(s) had OSDs that are in before this plan, so the pool is undersized already", len(before))
 		}
 		if int64(len(left)) < p.MinSize {

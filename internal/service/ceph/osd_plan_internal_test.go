@@ -43,3 +43,18 @@ func TestOSDSetReasons(t *testing.T) {
 		t.Fatalf("other pools: %v", r)
 	}
 }
+
+// A refusing pool read from PVE gets the hint how to get through when a
+// pve_ceph_pool planned later changes it; recorded pools, and pools that
+// do not refuse, do not.
+func TestLaterPoolHint(t *testing.T) {
+	pools := []pve.CephPool{{Name: "byhand", Size: 3, MinSize: 2}, {Name: "small", Size: 2, MinSize: 1}, {Name: "kept", Size: 3, MinSize: 2}}
+	h := laterPoolHint(labTree(), pools, map[string]bool{"byhand": true, "small": true}, []int64{0, 1})
+	if !strings.Contains(h, `Pool "byhand" counts as PVE lists it now`) || strings.Contains(h, "small") || strings.Contains(h, "kept") ||
+		!strings.Contains(h, "terraform apply -target") || !strings.Contains(h, "depends_on") {
+		t.Fatalf("hint: %q", h)
+	}
+	if h := laterPoolHint(labTree(), pools, map[string]bool{"small": true}, []int64{0, 1}); h != "" {
+		t.Fatalf("no refusing pool read from PVE: %q", h)
+	}
+}

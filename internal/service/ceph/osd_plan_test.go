@@ -157,7 +157,8 @@ func TestAccCephOSD_planCountsPoolsTerraformDoesNotManage(t *testing.T) {
 			{Config: osdConfig(e, specs...)},
 			func() resource.TestStep {
 				st := refusedStep(osdConfig(e, without...), words("Unable to Destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
-					words(`Pool "byhand" keeps size = 3 copies on distinct hosts`), words(a+" would lose its last OSDs"))
+					words(`Pool "byhand" keeps size = 3 copies on distinct hosts`), words(a+" would lose its last OSDs"),
+					words(`Pool "byhand" counts as PVE lists it now`), words("apply that first"))
 				st.PreConfig = func() { createPool(t, e, "byhand", 3, 2, 32, 1<<30) }
 				return st
 			}(),
