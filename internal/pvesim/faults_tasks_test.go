@@ -157,3 +157,22 @@ func TestFaultTaskKillLeavesWhatItReserved(t *testing.T) {
 		t.Fatal("VM 100 survived its destroy")
 	}
 }
+
+// A worker set to die after its work whose work failed by itself ends
+// with the work's error: it died of that, and nothing was made. Two OSD
+// creates on one disk: the second finds it in use.
+func TestFaultTaskLateFailureKeepsTheWorksError(t *testing.T) {
+	s, _ := startSim(t, Options{ClusterName: "lab", TaskDuration: 100 * time.Millisecond, CephTimeScale: -1})
+	c := cephWithMons(t, s)
+	first := c.ok("POST", "/nodes/z2g4a/ceph/osd", vals("dev", "/dev/sdb")).data().(string)
+	if err := s.SetFaultSpec("task cephcreateosd=fail-late:1x"); err != nil {
+		t.Fatal(err)
+	}
+	second := c.ok("POST", "/nodes/z2g4a/ceph/osd", vals("dev", "/dev/sdb")).data().(string)
+	if st := c.waitTask("z2g4a", first); st["exitstatus"] != "OK" {
+		t.Fatalf("first create: %v", st)
+	}
+	if st := c.waitTask("z2g4a", second); st["exitstatus"] != "device '/dev/sdb' is already in use" {
+		t.Fatalf("second create, set to fail late, whose work failed: %v", st)
+	}
+}

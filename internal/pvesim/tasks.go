@@ -108,9 +108,14 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 			// The work is done (the config written, the object made), then
 			// the worker dies: what it made stays unless the effect's
 			// error path removes it.
+			// A work that failed by itself ends the task with its own
+			// error: the worker died of it, not after it.
 			t.failsLate = true
-			_, _ = effect(t)
-			t.finish(0, taskFaultMessage(tf, typ, id))
+			if _, err := effect(t); err != nil {
+				t.finish(0, err.Error())
+			} else {
+				t.finish(0, taskFaultMessage(tf, typ, id))
+			}
 		default:
 			w, err := effect(t)
 			if err != nil {
