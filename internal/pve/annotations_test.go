@@ -37,7 +37,8 @@ func TestOperationAnnotations(t *testing.T) {
 		"Authenticate": true, "Endpoint": true, "AuthUser": true, "IsRootTicket": true,
 		"ServerFingerprint": true, "RootPassword": true, "Await": true, // a TLS handshake; a credential
 		"CloseIdleConnections": true, // the transport's kept connections
-		"ReadOnly":             true} // a setting of the client
+		"ReadOnly":             true, // a setting of the client
+		"WriteVerified":        true} // the caller's write and read-back
 	ops := map[string]bool{}
 	for _, f := range files {
 		for _, d := range f.Decls {

@@ -37,23 +37,94 @@ func OutcomeUnknown(err error) bool {
 // for it in the node's task list (that type and id, started by this
 // client's user, no earlier than the second the write was sent less
 // lostTaskClockSkew) and returns its UPID as if the answer had come.
-// Without such a task the write's error stands; it is not sent again.
+//
+// Without such a task, PVE did not act: its API forks the worker before
+// it answers, so a write that reached it has a task. StartTask looks once
+// more after lostTaskSettle (a write still in PVE's checks before the
+// fork), then sends the write again, at most lostAnswerResends times. A
+// lost answer that was a timeout is never sent again: PVE may still be
+// working on it (waiting for a lock before it forks).
 //
 //pve:operation GET /nodes/{node}/tasks
 func (c *Client) StartTask(ctx context.Context, node, typ, id string, start func() (string, error)) (string, error) {
-	since := time.Now().Truncate(time.Second).Add(-lostTaskClockSkew)
-	upid, err := start()
-	if !OutcomeUnknown(err) {
-		return upid, err
+	for sent := 1; ; sent++ {
+		since := time.Now().Truncate(time.Second).Add(-lostTaskClockSkew)
+		upid, err := start()
+		if !OutcomeUnknown(err) {
+			return upid, err
+		}
+		found, ferr := c.findLostTask(ctx, node, typ, id, since)
+		if ferr != nil || found != "" {
+			if found != "" {
+				c.log("the answer to a task-starting write was lost; following the task it started", "upid", found)
+				return found, nil
+			}
+			c.log("the answer to a task-starting write was lost and its task could not be looked for", "type", typ, "id", id, "lookup_error", ferr)
+			return "", err
+		}
+		if !resendable(err) || sent > lostAnswerResends {
+			c.log("the answer to a task-starting write was lost and no task of it was found", "type", typ, "id", id)
+			return "", err
+		}
+		c.log("a task-starting write had no effect (its answer was lost, no task of it exists); sending it again", "type", typ, "id", id, "error", err.Error())
 	}
-	found, ferr := c.FindTask(ctx, node, typ, id, c.AuthUser(), since)
-	if ferr != nil || found == "" {
-		c.log("the answer to a task-starting write was lost and no task of it was found", "type", typ, "id", id, "lookup_error", ferr)
+}
+
+// findLostTask looks for the task of a write whose answer was lost: now
+// and, when there is none yet, once more after lostTaskSettle.
+func (c *Client) findLostTask(ctx context.Context, node, typ, id string, since time.Time) (string, error) {
+	found, err := c.FindTask(ctx, node, typ, id, c.AuthUser(), since)
+	if err != nil || found != "" {
+		return found, err
+	}
+	if err := sleepCtx(ctx, lostTaskSettle); err != nil {
 		return "", err
 	}
-	c.log("the answer to a task-starting write was lost; following the task it started", "upid", found)
-	return found, nil
+	return c.FindTask(ctx, node, typ, id, c.AuthUser(), since)
 }
+
+// WriteVerified sends a write that starts no task (a sync create, a
+// staging step) and, when its answer is lost, asks applied whether PVE
+// did it: yes counts as the answer; no sends it again (at most
+// lostAnswerResends times, never after a timeout: PVE may still be at
+// it). applied reads what the write would have changed; its own failure
+// leaves the write's error standing.
+func (c *Client) WriteVerified(ctx context.Context, what string, write func() error, applied func() (bool, error)) error {
+	for sent := 1; ; sent++ {
+		err := write()
+		if !OutcomeUnknown(err) {
+			return err
+		}
+		done, aerr := applied()
+		switch {
+		case aerr != nil:
+			c.log("the answer to a write was lost and reading back what it did failed", "write", what, "read_error", aerr.Error())
+			return err
+		case done:
+			c.log("the answer to a write was lost; reading back shows PVE did it", "write", what)
+			return nil
+		case !resendable(err) || sent > lostAnswerResends:
+			return err
+		}
+		c.log("a write had no effect (its answer was lost, reading back shows it undone); sending it again", "write", what, "error", err.Error())
+	}
+}
+
+// resendable reports whether a write whose answer was lost (err) and
+// whose effect is not there may be sent again: the connection broke, it
+// did not time out with PVE possibly still at work.
+func resendable(err error) bool {
+	return OutcomeUnknown(err) && !isTimeout(err) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// lostAnswerResends bounds how often one write whose answer is lost and
+// whose effect is not there is sent again.
+const lostAnswerResends = 3
+
+// lostTaskSettle is how long StartTask waits before it looks a second
+// time for the task of a lost answer: PVE's API checks the request
+// (and may read the cluster's config) before it forks the worker.
+var lostTaskSettle = 500 * time.Millisecond
 
 // lostTaskClockSkew is how far the node's clock may be behind the
 // client's when StartTask looks for the task of a lost answer: the
@@ -107,4 +178,20 @@ func (c *Client) TasksSince(ctx context.Context, node, typ, id string, since tim
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+type idempotentKey struct{}
+
+// Idempotent marks the writes sent with the returned context as having
+// the same effect sent twice as once (they set values absolutely: an APT
+// repository enabled, cluster options, a flag set): when the answer to one
+// is lost, the client sends it again as it does a read. Never for a create,
+// a relative change ("+1G") or a write carrying a digest.
+func Idempotent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idempotentKey{}, true)
+}
+
+func isIdempotent(ctx context.Context) bool {
+	v, _ := ctx.Value(idempotentKey{}).(bool)
+	return v
 }

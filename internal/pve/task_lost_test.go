@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -54,20 +55,37 @@ func TestStartTaskFollowsTheTaskOfALostAnswer(t *testing.T) {
 		t.Fatalf("VM 100: %v", cfg)
 	}
 
-	// Dropped before PVE acted: no task, the error stands, nothing is sent again.
+	// Dropped before PVE acted: no task of it, so it had no effect and is
+	// sent again (once: the second POST is answered).
 	if err := sim.SetFaultSpec("POST /nodes/*/qemu=drop-before:1x"); err != nil {
 		t.Fatal(err)
 	}
 	posts = 0
-	_, err = c.StartTask(ctx, "z2g4a", "qmcreate", "101", func() (string, error) {
+	upid, err = c.StartTask(ctx, "z2g4a", "qmcreate", "101", func() (string, error) {
 		posts++
 		return c.CreateVM(ctx, "z2g4a", 101, refVMOptions())
 	})
-	if !OutcomeUnknown(err) || posts != 1 {
-		t.Fatalf("drop-before: %v after %d POSTs; want the lost answer's error after one", err, posts)
+	if err != nil || posts != 2 {
+		t.Fatalf("drop-before: %q, %v after %d POSTs; want the create's task after two", upid, err, posts)
 	}
-	if cfg, _ := sim.VMConfig(101); cfg != nil {
-		t.Fatalf("VM 101 exists: %v", cfg)
+	if _, err := c.WaitTask(ctx, upid); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := sim.VMConfig(101); cfg == nil {
+		t.Fatalf("VM 101: %v", cfg)
+	}
+	// Every answer lost, no task ever: sent 1 + lostAnswerResends times,
+	// then the lost answer's error stands.
+	if err := sim.SetFaultSpec("POST /nodes/*/qemu=drop-before"); err != nil {
+		t.Fatal(err)
+	}
+	posts = 0
+	_, err = c.StartTask(ctx, "z2g4a", "qmcreate", "102", func() (string, error) {
+		posts++
+		return c.CreateVM(ctx, "z2g4a", 102, refVMOptions())
+	})
+	if !OutcomeUnknown(err) || posts != 1+lostAnswerResends {
+		t.Fatalf("always dropped: %v after %d POSTs; want the lost answer's error after %d", err, posts, 1+lostAnswerResends)
 	}
 }
 
@@ -116,8 +134,10 @@ func TestStartTaskIgnoresAnotherUsersTask(t *testing.T) {
 	upid, err := c.StartTask(ctx, "z2g4a", "qmcreate", "100", func() (string, error) {
 		return c.CreateVM(ctx, "z2g4a", 100, refVMOptions())
 	})
-	if !OutcomeUnknown(err) {
-		t.Fatalf("StartTask as %s: %q, %v; want the lost answer's error, not root@pam's task %s", c.AuthUser(), upid, err, rootUPID)
+	// Not taken for the token's task: the create is sent again and PVE
+	// refuses it (root@pam's VM 100 is there).
+	if upid != "" || err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("StartTask as %s: %q, %v; want the resent create refused, not root@pam's task %s", c.AuthUser(), upid, err, rootUPID)
 	}
 }
 
@@ -135,5 +155,80 @@ func TestIsConfigLockTimeoutOfTasks(t *testing.T) {
 		if got := IsConfigLockTimeout(&TaskError{ExitStatus: exit}); got != want {
 			t.Errorf("IsConfigLockTimeout(task %q) = %v, want %v", exit, got, want)
 		}
+	}
+}
+
+// A sync write whose answer is lost is read back: done counts as done
+// (sent once), not there is sent again (a pool create, dropped before PVE
+// acted), and a write that always loses its answer stops after
+// 1+lostAnswerResends sends with its error.
+func TestWriteVerifiedSendsAgainOnlyWhatIsNotThere(t *testing.T) {
+	sim, c := startVMSim(t, pvesim.Options{})
+	ctx := context.Background()
+	poolExists := func(id string) func() (bool, error) {
+		return func() (bool, error) {
+			var pools []struct {
+				PoolID string `json:"poolid"`
+			}
+			if err := c.Get(ctx, "/pools", nil, &pools); err != nil {
+				return false, err
+			}
+			for _, p := range pools {
+				if p.PoolID == id {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+	}
+	for _, tc := range []struct {
+		spec  string
+		posts int
+		fails bool
+	}{
+		{"POST /pools=drop-after:1x", 1, false},
+		{"POST /pools=drop-before:1x", 2, false},
+		{"POST /pools=drop-before", 1 + lostAnswerResends, true},
+	} {
+		if err := sim.SetFaultSpec(tc.spec); err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("p%d", tc.posts)
+		posts := 0
+		err := c.WriteVerified(ctx, "create pool "+id, func() error {
+			posts++
+			return c.Post(ctx, "/pools", Params{"poolid": id}, nil)
+		}, poolExists(id))
+		if (err != nil) != tc.fails || posts != tc.posts {
+			t.Errorf("%s: %v after %d POSTs; want %d (failing: %v)", tc.spec, err, posts, tc.posts, tc.fails)
+		}
+		if ok, _ := poolExists(id)(); ok == tc.fails {
+			t.Errorf("%s: pool %s exists: %v", tc.spec, id, ok)
+		}
+	}
+}
+
+// A write marked Idempotent is sent again when its answer is lost; the
+// same write unmarked is not (its effect is unknown to the client).
+func TestIdempotentWriteIsSentAgainOnALostAnswer(t *testing.T) {
+	sim, c := startVMSim(t, pvesim.Options{})
+	ctx := context.Background()
+	set := func(ctx context.Context, v string) error {
+		return c.UpdateClusterOptions(ctx, map[string]string{"description": v}, nil)
+	}
+	if err := sim.SetFaultSpec("PUT /cluster/options=drop-before:1x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(ctx, "plain"); !OutcomeUnknown(err) {
+		t.Fatalf("unmarked: %v; want the lost answer's error", err)
+	}
+	if err := sim.SetFaultSpec("PUT /cluster/options=drop-before:1x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(Idempotent(ctx), "marked"); err != nil {
+		t.Fatalf("marked Idempotent: %v", err)
+	}
+	if o, err := c.ClusterOptions(ctx); err != nil || strings.TrimSpace(o.String("description")) != "marked" {
+		t.Fatalf("description after the resent write: %v %v", o, err)
 	}
 }
