@@ -606,3 +606,16 @@ func (c *Client) AwaitVMTask(ctx context.Context, start func() (string, error)) 
 		}
 	}
 }
+
+// AwaitVMTaskOf is AwaitVMTask for a task of type typ on VM vmid whose
+// lost answer is followed through its task or, when PVE provably did
+// not act, sent again (StartTask). typ is PVE's worker type: qmstart,
+// qmshutdown, qmstop, qmdestroy, qmigrate, qmconfig, qmmove, resize,
+// qmreboot, joined with HA's (hastart, hastop, hamigrate) by "|" where an
+// HA-managed VM's request goes through HA.
+//
+//pve:operation GET /nodes/{node}/tasks
+func (c *Client) AwaitVMTaskOf(ctx context.Context, node, typ string, vmid int64, start func() (string, error)) (*TaskResult, error) {
+	id := strconv.FormatInt(vmid, 10)
+	return c.AwaitVMTask(ctx, func() (string, error) { return c.StartTask(ctx, node, typ, id, start) })
+}

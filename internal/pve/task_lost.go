@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -32,7 +33,8 @@ func OutcomeUnknown(err error) bool {
 }
 
 // StartTask runs start, a write that starts a task of type typ and id on
-// node (cephcreateosd on sdb, qmcreate of 100). When its answer is lost
+// node (cephcreateosd on sdb, qmcreate of 100; "qmstart|hastart" when
+// PVE starts one or the other, as for a VM HA may manage). When its answer is lost
 // (OutcomeUnknown), PVE may have started the task anyway: StartTask looks
 // for it in the node's task list (that type and id, started by this
 // client's user, no earlier than the second the write was sent less
@@ -62,7 +64,7 @@ func (c *Client) StartTask(ctx context.Context, node, typ, id string, start func
 			c.log("the answer to a task-starting write was lost and its task could not be looked for", "type", typ, "id", id, "lookup_error", ferr)
 			return "", err
 		}
-		if !resendable(err) || sent > lostAnswerResends {
+		if !LostAnswer(err) || sent > lostAnswerResends {
 			c.log("the answer to a task-starting write was lost and no task of it was found", "type", typ, "id", id)
 			return "", err
 		}
@@ -103,17 +105,18 @@ func (c *Client) WriteVerified(ctx context.Context, what string, write func() er
 		case done:
 			c.log("the answer to a write was lost; reading back shows PVE did it", "write", what)
 			return nil
-		case !resendable(err) || sent > lostAnswerResends:
+		case !LostAnswer(err) || sent > lostAnswerResends:
 			return err
 		}
 		c.log("a write had no effect (its answer was lost, reading back shows it undone); sending it again", "write", what, "error", err.Error())
 	}
 }
 
-// resendable reports whether a write whose answer was lost (err) and
-// whose effect is not there may be sent again: the connection broke, it
-// did not time out with PVE possibly still at work.
-func resendable(err error) bool {
+// LostAnswer reports whether err is a write's lost answer after which
+// PVE has either done the write by now or never will: the connection
+// broke after the request was sent, rather than timing out while PVE may
+// still be at work. Reading back then tells whether to send it again.
+func LostAnswer(err error) bool {
 	return OutcomeUnknown(err) && !isTimeout(err) && !errors.Is(err, context.DeadlineExceeded)
 }
 
@@ -134,16 +137,21 @@ var lostTaskSettle = 500 * time.Millisecond
 // started this much before the write would be taken for its task.
 const lostTaskClockSkew = 2 * time.Second
 
-// FindTask returns the UPID of the newest task of type typ and id on node
+// FindTask returns the UPID of the newest task of type typ ("qmstart", or
+// "qmstart|hastart": one of these) and id on node
 // that user started ("root@pam", or "root@pam!tokenid" for an API token,
 // as in the UPID) at or after since, "" when there is none (running or
 // done).
 //
 //pve:operation GET /nodes/{node}/tasks
 func (c *Client) FindTask(ctx context.Context, node, typ, id, user string, since time.Time) (string, error) {
-	tasks, err := c.TasksSince(ctx, node, typ, id, since)
-	if err != nil {
-		return "", err
+	var tasks []UPID
+	for _, t := range strings.Split(typ, "|") {
+		of, err := c.TasksSince(ctx, node, t, id, since)
+		if err != nil {
+			return "", err
+		}
+		tasks = append(tasks, of...)
 	}
 	var best UPID
 	for _, u := range tasks {

@@ -378,7 +378,8 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 		return
 	}
 	tflog.Info(ctx, "creating Ceph pool", map[string]any{"pool": name, "node": node})
-	// A lost answer is followed through the worker it started, never re-POSTed.
+	// A lost answer is followed through the worker it started, re-POSTed
+	// only when there is none.
 	upid, err := c.StartTask(ctx, node, "cephcreatepool", name, func() (string, error) {
 		return c.CephCreatePool(ctx, node, name, plan.createRequest())
 	})

@@ -292,7 +292,7 @@ func diskID(vmid int64, slot string) string { return fmt.Sprintf("%d/%s", vmid, 
 // updateConfig writes the VM config through the qmconfig task, started
 // again while PVE's config lock is busy.
 func updateConfig(ctx context.Context, c *pve.Client, node string, vmid int64, u pve.VMConfigUpdate) error {
-	_, err := c.AwaitVMTask(ctx, func() (string, error) { return c.UpdateVMConfig(ctx, node, vmid, u) })
+	_, err := c.AwaitVMTaskOf(ctx, node, "qmconfig", vmid, func() (string, error) { return c.UpdateVMConfig(ctx, node, vmid, u) })
 	return err
 }
 
@@ -539,7 +539,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	// 2. Storage: move_disk; PVE deletes the source only after the copy.
 	if want := plan.Storage.ValueString(); want != s.Effective.Storage() {
 		tflog.Info(ctx, "moving VM disk", map[string]any{"vmid": vmid, "slot": slot, "from": s.Effective.Volume, "to": want})
-		err := at.awaitTask(ctx, func(c *pve.Client, node string) (string, error) {
+		err := at.awaitTask(ctx, "qmmove", func(c *pve.Client, node string) (string, error) {
 			return c.MoveVMDisk(ctx, node, vmid, pve.MoveVMDiskRequest{Disk: slot, Storage: want, DeleteSource: true})
 		})
 		if err != nil {
@@ -561,7 +561,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	have, _ := s.Effective.SizeBytes()
 	if want > have {
 		tflog.Info(ctx, "growing VM disk", map[string]any{"vmid": vmid, "slot": slot, "size": plan.Size.ValueString()})
-		err := at.awaitTask(ctx, func(c *pve.Client, node string) (string, error) {
+		err := at.awaitTask(ctx, "resize", func(c *pve.Client, node string) (string, error) {
 			return c.ResizeVMDisk(ctx, node, vmid, slot, pve.FormatDiskSize(want), "")
 		})
 		if err != nil {

@@ -180,10 +180,11 @@ func (a *vmAt) do(ctx context.Context, op func(c *pve.Client, node string) error
 	return err
 }
 
-// awaitTask starts a VM task with start where the VM is and waits for it.
-func (a *vmAt) awaitTask(ctx context.Context, start func(c *pve.Client, node string) (string, error)) error {
+// awaitTask starts a VM task of type typ with start where the VM is and
+// waits for it.
+func (a *vmAt) awaitTask(ctx context.Context, typ string, start func(c *pve.Client, node string) (string, error)) error {
 	return a.do(ctx, func(c *pve.Client, node string) error {
-		_, err := c.AwaitVMTask(ctx, func() (string, error) { return start(c, node) })
+		_, err := c.AwaitVMTaskOf(ctx, node, typ, a.vmid, func() (string, error) { return start(c, node) })
 		return err
 	})
 }
@@ -205,7 +206,7 @@ func (a *vmAt) readSlot(ctx context.Context, slot string) (*slotState, error) {
 // reboot reboots the VM (a reboot task of an HA-managed VM goes through HA).
 func (a *vmAt) reboot(ctx context.Context) error {
 	return a.do(ctx, func(c *pve.Client, node string) error {
-		upid, err := c.RebootVM(ctx, node, a.vmid)
+		upid, err := c.StartTask(ctx, node, "qmreboot", strconv.FormatInt(a.vmid, 10), func() (string, error) { return c.RebootVM(ctx, node, a.vmid) })
 		_, err = c.Await(ctx, upid, err)
 		return err
 	})

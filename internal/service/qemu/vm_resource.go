@@ -451,8 +451,9 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		}
 		tflog.Info(ctx, "creating VM", map[string]any{"vmid": vmid, "node": node})
 		_, err = c.AwaitVMTask(ctx, func() (string, error) {
-			// A lost answer is followed through the task it started, never
-			// re-POSTed: the second create would meet "already exists".
+			// A lost answer is followed through the task it started, and
+			// re-POSTed only when there is none (PVE did not act): a second
+			// create of a VM PVE made would meet "already exists".
 			upid, perr := c.StartTask(ctx, node, "qmcreate", strconv.FormatInt(vmid, 10), func() (string, error) {
 				return c.CreateVM(ctx, node, vmid, opts)
 			})
@@ -503,9 +504,7 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 	}
 	if plan.Started.ValueBool() {
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
-		if _, err := c.AwaitVMTask(ctx, func() (string, error) {
-			return c.StartTask(ctx, node, "qmstart", strconv.FormatInt(vmid, 10), func() (string, error) { return c.StartVM(ctx, node, vmid) })
-		}); err != nil && !powerReachedAfterFailure(ctx, c, node, vmid, true, err, &resp.Diagnostics) {
+		if _, err := c.AwaitVMTaskOf(ctx, node, "qmstart|hastart", vmid, func() (string, error) { return c.StartVM(ctx, node, vmid) }); err != nil && !powerReachedAfterFailure(ctx, c, node, vmid, true, err, &resp.Diagnostics) {
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
 		}
 	}
@@ -641,7 +640,7 @@ func removeReservedVM(ctx context.Context, c *pve.Client, node string, vmid int6
 		return fmt.Sprintf("The create task left VM %d's config locked 'create' (the worker was killed before it wrote the config); "+
 			"PVE lets only root@pam destroy a locked VM. %s", vmid, by)
 	}
-	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteReservedVM(ctx, node, vmid) }); err != nil {
+	if _, err := c.AwaitVMTaskOf(ctx, node, "qmdestroy", vmid, func() (string, error) { return c.DeleteReservedVM(ctx, node, vmid) }); err != nil {
 		return fmt.Sprintf("The create task left VM %d's config locked 'create', and removing it failed: %v. %s", vmid, err, by)
 	}
 	return fmt.Sprintf("The create task left VM %d's config locked 'create' (the worker was killed before it wrote the config); "+
@@ -848,7 +847,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 func (r *vmResource) migrate(ctx context.Context, c *pve.Client, node, target string, vmid int64, online bool, state *vmResourceModel, resp *resource.UpdateResponse) bool {
 	tflog.Info(ctx, "migrating VM", map[string]any{"vmid": vmid, "from": node, "to": target, "online": online})
 	migStart := time.Now()
-	migRes, err := c.AwaitVMTask(ctx, func() (string, error) {
+	migRes, err := c.AwaitVMTaskOf(ctx, node, "qmigrate|hamigrate", vmid, func() (string, error) {
 		return c.MigrateVM(ctx, node, vmid, pve.MigrateVMRequest{Target: target, Online: online, WithLocalDisks: online})
 	})
 	if err != nil {
@@ -866,7 +865,7 @@ func (r *vmResource) migrate(ctx context.Context, c *pve.Client, node, target st
 
 // writeVMConfig reads, diffs and writes with the digest: a concurrent
 // change (another apply, the GUI) makes PVE refuse, and the diff is made
-// again.
+// again, as after a lost answer.
 func writeVMConfig(ctx context.Context, c *pve.Client, node string, vmid int64, want desiredConfig, boot []string, bootSet bool) error {
 	for attempt := 0; ; attempt++ {
 		cfg, err := c.GetVMConfig(ctx, node, vmid, false)
@@ -879,7 +878,9 @@ func writeVMConfig(ctx context.Context, c *pve.Client, node string, vmid int64, 
 		}
 		tflog.Info(ctx, "updating VM config", map[string]any{"vmid": vmid, "set": sortedParamKeys(set), "delete": del})
 		err = c.UpdateVMConfigSync(ctx, node, vmid, pve.VMConfigUpdate{Set: set, Delete: del, Digest: cfg.Digest})
-		if err == nil || attempt >= 3 || !strings.Contains(err.Error(), "checksum mismatch") {
+		// A lost answer is read back by the next round's diff: done, the
+		// diff is empty; not done, it is sent again with a fresh digest.
+		if err == nil || attempt >= 3 || !strings.Contains(err.Error(), "checksum mismatch") && !pve.LostAnswer(err) {
 			return err
 		}
 	}
@@ -903,10 +904,10 @@ func setPower(ctx context.Context, c *pve.Client, node string, vmid int64, run b
 	switch {
 	case run && !st.Running():
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
-		_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.StartVM(ctx, node, vmid) })
+		_, err = c.AwaitVMTaskOf(ctx, node, "qmstart|hastart", vmid, func() (string, error) { return c.StartVM(ctx, node, vmid) })
 	case !run && st.Running():
 		tflog.Info(ctx, "shutting VM down", map[string]any{"vmid": vmid})
-		_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.ShutdownVM(ctx, node, vmid, true, 0) })
+		_, err = c.AwaitVMTaskOf(ctx, node, "qmshutdown|hastop", vmid, func() (string, error) { return c.ShutdownVM(ctx, node, vmid, true, 0) })
 	}
 	return err
 }
@@ -962,7 +963,7 @@ func destroyVM(ctx context.Context, c *pve.Client, node string, vmid int64, dest
 		return err
 	}
 	tflog.Info(ctx, "destroying VM", map[string]any{"vmid": vmid, "node": node})
-	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteVM(ctx, node, vmid, true, false) })
+	_, err = c.AwaitVMTaskOf(ctx, node, "qmdestroy", vmid, func() (string, error) { return c.DeleteVM(ctx, node, vmid, true, false) })
 	return err
 }
 
@@ -972,7 +973,7 @@ func setPowerOff(ctx context.Context, c *pve.Client, node string, vmid int64) er
 	if err != nil || !st.Running() {
 		return err
 	}
-	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.StopVM(ctx, node, vmid) })
+	_, err = c.AwaitVMTaskOf(ctx, node, "qmstop|hastop", vmid, func() (string, error) { return c.StopVM(ctx, node, vmid) })
 	return err
 }
 
