@@ -112,7 +112,12 @@ func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node st
 		return guard.reload(ctx)
 	}
 	tflog.Info(ctx, "applying staged network configuration", map[string]any{"node": node})
-	upid, err := c.ApplyNetwork(ctx, node)
+	upid, lost, err := startReload(ctx, c, node)
+	if pve.OutcomeUnknown(err) {
+		// No answer and no task of it found: what is still staged tells
+		// whether the reload ran.
+		return nil, reloadFailed(ctx, c, node, fmt.Errorf("the reload request got no answer and no task of it was found: %w", err))
+	}
 	if err != nil {
 		revertStaged(ctx, c, node)
 		return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w", err)
@@ -120,6 +125,11 @@ func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node st
 	res, err := c.WaitTask(ctx, upid)
 	if err != nil {
 		return nil, reloadFailed(ctx, c, node, err)
+	}
+	if lost != nil {
+		if err := reloadRan(ctx, c, node, upid, lost); err != nil {
+			return nil, err
+		}
 	}
 	var warnings []string
 	if res.Warnings > 0 {
@@ -162,12 +172,33 @@ func reloadFailed(ctx context.Context, c *pve.Client, node string, taskErr error
 	return &ReloadFailedError{Node: node, Err: taskErr}
 }
 
+// reloadRan checks, after a reload whose answer was lost and whose task
+// (upid) ended, that the task was this reload: PVE's worker renames
+// interfaces.new first, so a change still staged means the task followed
+// was an earlier reload and this one never ran. That change is ours; it is
+// reverted and the apply fails rather than report it applied.
+func reloadRan(ctx context.Context, c *pve.Client, node, upid string, cause error) error {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	list, err := c.ListNetwork(dctx, node)
+	if err != nil {
+		return fmt.Errorf("the network reload request on node %s got no answer (%w), and whether it ran cannot be read: %w", node, cause, err)
+	}
+	if strings.TrimSpace(list.Changes) == "" {
+		return nil
+	}
+	revertStaged(ctx, c, node)
+	return fmt.Errorf("the network reload request on node %s got no answer (%v), and the task taken for it (%s) ended with the change "+
+		"still staged: the reload never ran. The staged change was reverted; nothing changed on the node. Apply again", node, cause, upid)
+}
+
 // revertStaged drops interfaces.new. It is safe because a change starts
 // only when nothing else was staged, so all that is staged is ours.
 func revertStaged(ctx context.Context, c *pve.Client, node string) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
-	if err := c.RevertNetwork(dctx, node); err != nil {
+	// Dropping interfaces.new twice drops it once.
+	if err := c.RevertNetwork(pve.Idempotent(dctx), node); err != nil {
 		tflog.Warn(ctx, "could not revert staged network change", map[string]any{"node": node, "error": err.Error()})
 	}
 }

@@ -469,17 +469,20 @@ func stripStep(ctx context.Context, iface string, prior, want *ifaceSettings) (s
 }
 
 // stageNodeNetwork sends the steps; it stops at the first refusal, naming
-// the step (applyNetworkChange then reverts what was staged, all ours).
+// the step (applyNetworkChange then reverts what was staged, all ours). A
+// step whose answer was lost is read back or sent again (node_network_lost.go);
+// one still unanswered after that stops it too.
 func stageNodeNetwork(ctx context.Context, c *pve.Client, node string, steps []stagingStep) error {
 	for _, st := range steps {
 		var err error
 		switch st.Kind {
 		case stepDelete:
-			err = c.DeleteNetworkInterface(ctx, node, st.Iface)
+			// Only bridges, bonds and VLANs leave (planStaging).
+			err = deleteInterface(ctx, c, node, st.Iface, "")
 		case stepCreate:
-			err = c.CreateNetworkInterface(ctx, node, st.Iface, st.Req)
+			err = createInterface(ctx, c, node, st.Iface, st.Req)
 		default:
-			err = c.UpdateNetworkInterface(ctx, node, st.Iface, st.Req)
+			err = updateInterface(ctx, c, node, st.Iface, st.Req)
 		}
 		if pve.OutcomeUnknown(err) {
 			return fmt.Errorf("staging step %q on node %s got no answer: PVE may have staged it (nothing was applied; the staged steps, "+

@@ -345,9 +345,10 @@ func TestAccNodeNetworkConfig_refusedStepRevertsOwnStaging(t *testing.T) {
 	}})
 }
 
-// A step whose answer was lost (PVE staged it, the connection broke) is
-// not called refused, and the revert drops it with the rest: nothing
-// staged is left, nothing reloaded.
+// A step that never gets an answer (every connection drops: read back,
+// it is not staged, and sending it again drops too) is not called refused,
+// and the revert drops what was staged: nothing staged is left, nothing
+// reloaded. (A single lost answer converges: node_network_lost_test.go.)
 func TestAccNodeNetworkConfig_lostStepAnswerReverts(t *testing.T) {
 	t.Parallel()
 	e, node := freshInstallEnv(t)
@@ -355,7 +356,7 @@ func TestAccNodeNetworkConfig_lostStepAnswerReverts(t *testing.T) {
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{{
 		PreConfig: func() {
 			mark = len(e.Sim.Requests())
-			e.Sim.InjectFault(pvesim.Fault{Method: "POST", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultDropAfter, Count: 1})
+			e.Sim.InjectFault(pvesim.Fault{Method: "POST", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultConnectionReset})
 		},
 		Config:      e.Config(referenceLabConfig(node, 10, "")),
 		ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*staging step "create bond0".*got no answer`),

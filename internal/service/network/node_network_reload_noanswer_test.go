@@ -11,12 +11,13 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
-// The reload request of a management change gets no answer and never ran
-// (the connection dropped before PVE acted): the node still answers, but
-// the change is only staged. The apply fails naming it and reverts its own
+// The reload request of a management change never gets an answer and
+// never ran (every connection drops before PVE acted; no task of it, so
+// it is sent again, and drops again): the node still answers, but the
+// change is only staged. The apply fails naming it and reverts its own
 // staged change instead of reporting it applied and leaving interfaces.new
 // behind (which the next apply would refuse as someone else's); the next
-// apply goes through.
+// apply, the faults gone, goes through.
 func TestAccNodeNetworkRollback_reloadWithoutAnswerNotReportedApplied(t *testing.T) {
 	t.Parallel()
 	e, node := freshInstallEnv(t)
@@ -26,13 +27,14 @@ func TestAccNodeNetworkRollback_reloadWithoutAnswerNotReportedApplied(t *testing
 			importVMBR0(e, pc, node),
 			{
 				PreConfig: func() {
-					e.Sim.InjectFault(pvesim.Fault{Method: "PUT", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultConnectionReset, Count: 1})
+					e.Sim.InjectFault(pvesim.Fault{Method: "PUT", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultConnectionReset})
 				},
 				Config:      pc + vmbr0Config(node, "  bridge_vlan_aware = true"),
 				ExpectError: phrases("reload request on node "+node+" got no answer", "the reload never ran", "bridge_vlan_aware false -> true", "The staged change was reverted"),
 			},
 			{
 				PreConfig: func() {
+					e.Sim.ClearFaults()
 					list, err := e.Client.ListNetwork(t.Context(), node)
 					if err != nil {
 						t.Fatal(err)

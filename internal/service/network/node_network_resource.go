@@ -261,9 +261,9 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 			if existing.Type != typeEth {
 				return fmt.Errorf("interface %q on node %s is a %s, not a physical NIC (eth)", iface, node, existing.Type)
 			}
-			return c.UpdateNetworkInterface(ctx, node, iface, body)
+			return updateInterface(ctx, c, node, iface, body)
 		}
-		return c.CreateNetworkInterface(ctx, node, iface, body)
+		return createInterface(ctx, c, node, iface, body)
 	})
 	r.finishWrite(ctx, "Create", &plan, warnings, err, &resp.State, &resp.Diagnostics)
 }
@@ -319,7 +319,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 		if findInterface(current.Interfaces, iface) == nil {
 			return fmt.Errorf("interface %q no longer exists on node %s: %w", iface, node, pve.ErrNotFound)
 		}
-		return c.UpdateNetworkInterface(ctx, node, iface, body)
+		return updateInterface(ctx, c, node, iface, body)
 	})
 	r.finishWrite(ctx, "Update", &plan, warnings, err, &resp.State, &resp.Diagnostics)
 }
@@ -340,11 +340,12 @@ func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteReq
 	node, iface := prior.Node.ValueString(), prior.Iface.ValueString()
 	id := networkID(node, iface)
 	warnings, err := applyNetworkChange(ctx, r.PD, node, prior.applyOptions(), func(ctx context.Context, c *pve.Client, current *pve.NetworkList) error {
-		if findInterface(current.Interfaces, iface) == nil {
+		in := findInterface(current.Interfaces, iface)
+		if in == nil {
 			return errNothingToDo
 		}
 		// For an eth this drops its stanza; the NIC itself stays listed.
-		return c.DeleteNetworkInterface(ctx, node, iface)
+		return deleteInterface(ctx, c, node, iface, in.Type)
 	})
 	addWarnings(&resp.Diagnostics, id, warnings)
 	if err != nil && !errors.Is(err, errNothingToDo) && !pve.IsNotFound(err) {

@@ -729,7 +729,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 
 	var warnings []string
 	var taskErr, noAnswer error
-	upid, err := g.startReload(ctx, confirmBy)
+	upid, lost, err := g.startReload(ctx, confirmBy)
 	if err != nil {
 		var apiErr *pve.APIError
 		if errors.As(err, &apiErr) && apiErr.StatusCode < 595 {
@@ -780,6 +780,11 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 	if taskErr != nil {
 		return nil, reloadFailed(ctx, g.c, g.node, taskErr)
 	}
+	if noAnswer == nil {
+		// A lost answer whose task was followed: that task may have been
+		// an earlier reload (startReload); what is staged tells.
+		noAnswer = lost
+	}
 	if noAnswer != nil {
 		if err := g.notStarted(ctx, noAnswer); err != nil {
 			return nil, err
@@ -813,12 +818,13 @@ func (g *managementGuard) notStarted(ctx context.Context, cause error) error {
 		"was still staged. The staged change was reverted; nothing changed on the node. Apply again", g.node, cause, g.change)
 }
 
-// startReload is PUT /nodes/{node}/network, bounded: a node the change
-// cuts off may never answer it.
-func (g *managementGuard) startReload(ctx context.Context, by time.Time) (string, error) {
+// startReload is PUT /nodes/{node}/network (its lost answer followed
+// through its task, node_network_lost.go), bounded: a node the change cuts
+// off may never answer it, nor the look for its task.
+func (g *managementGuard) startReload(ctx context.Context, by time.Time) (upid string, lost, err error) {
 	rctx, cancel := context.WithDeadline(ctx, by)
 	defer cancel()
-	return g.c.ApplyNetwork(rctx, g.node)
+	return startReload(rctx, g.c, g.node)
 }
 
 // waitReload waits for the reload task with a short timeout per request:
