@@ -222,7 +222,7 @@ func (r *repoResource) apply(ctx context.Context, plan *repoModel, addMissing bo
 		}
 		prev := &before{Configured: true, Enabled: e.Enabled}
 		if e.Enabled != want {
-			if err := c.SetAPTRepositoryEnabled(ctx, node, p, idx, want, repos.Digest); err != nil {
+			if err := setEnabled(ctx, c, node, p, idx, want, repos.Digest); err != nil {
 				return nil, err
 			}
 		}
@@ -239,7 +239,7 @@ func (r *repoResource) apply(ctx context.Context, plan *repoModel, addMissing bo
 	}
 	if want || std.Status == nil {
 		// PVE adds the repository, or enables it where it is configured.
-		if err := c.AddStandardAPTRepository(ctx, node, handle, repos.Digest); err != nil {
+		if err := addStandard(ctx, c, node, handle, repos.Digest); err != nil {
 			return nil, err
 		}
 		if want {
@@ -264,7 +264,7 @@ func disableHandle(ctx context.Context, c *pve.Client, node, handle string, repo
 		if !e.Enabled {
 			continue
 		}
-		if err := c.SetAPTRepositoryEnabled(ctx, node, e.Path, e.Index, false, digest); err != nil {
+		if err := setEnabled(ctx, c, node, e.Path, e.Index, false, digest); err != nil {
 			return err
 		}
 		fresh, err := c.APTRepositories(ctx, node)
@@ -274,6 +274,38 @@ func disableHandle(ctx context.Context, c *pve.Client, node, handle string, repo
 		digest = fresh.Digest
 	}
 	return nil
+}
+
+// The APT writes carry the digest of the last read: one whose answer was
+// lost is read back rather than sent again blindly (had PVE done it, the
+// digest changed and a second one is refused).
+
+// setEnabled enables or disables the entry at index of the file at path.
+func setEnabled(ctx context.Context, c *pve.Client, node, path string, index int64, want bool, digest string) error {
+	return c.WriteVerified(ctx, fmt.Sprintf("APT entry %d of %s on %s", index, path, node), func() error {
+		return c.SetAPTRepositoryEnabled(ctx, node, path, index, want, digest)
+	}, func() (bool, error) {
+		repos, err := c.APTRepositories(ctx, node)
+		if err != nil {
+			return false, err
+		}
+		e, ok := entryAt(repos, path, index)
+		return ok && e.Enabled == want, nil
+	})
+}
+
+// addStandard adds the standard repository handle, or enables it.
+func addStandard(ctx context.Context, c *pve.Client, node, handle, digest string) error {
+	return c.WriteVerified(ctx, "APT repository "+handle+" on "+node, func() error {
+		return c.AddStandardAPTRepository(ctx, node, handle, digest)
+	}, func() (bool, error) {
+		repos, err := c.APTRepositories(ctx, node)
+		if err != nil {
+			return false, err
+		}
+		std := repos.Standard(handle)
+		return std != nil && std.Status != nil && *std.Status, nil
+	})
 }
 
 func handleList(repos *pve.APTRepositories) string {

@@ -221,3 +221,31 @@ resource "pve_apt_repository" "x" {
 		ExpectError: regexp.MustCompile(`(?s)no APT entry 7 in /etc/apt/sources.list.d/ceph.sources.*it\s+has:`),
 	}}})
 }
+
+// The reference lab's repositories with the answer to an add (PUT) or an
+// enable/disable (POST) lost, before PVE acted or after: read back, sent
+// again only when PVE did not do it, one apply converges. A fresh node
+// lacks both no-subscription repositories (two adds) and has both
+// enterprise ones on (two disables). The reference lab failed "Unable to
+// Create APT repository z2g4b/ceph-squid-enterprise ... EOF".
+func TestAccAPTRepository_answerLost(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"PUT", "POST"} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			acctest.EachDrop(t, func(t *testing.T, drop string) {
+				e := acctest.New(t)
+				if e.Sim == nil {
+					t.Skip("changes the node's APT sources; runs against the simulator only")
+				}
+				node := e.Node(t, 0)
+				p := pathsOf(t, e)
+				e.Run(t, e.LostAnswerCase(method, "/nodes/*/apt/repositories", drop, 2, labConfig(e, node, p.ceph, false),
+					checkStatus(e, node, map[string]string{
+						"no-subscription": "on", "enterprise": "off",
+						"ceph-squid-no-subscription": "on", "ceph-squid-enterprise": "off",
+					})))
+			})
+		})
+	}
+}

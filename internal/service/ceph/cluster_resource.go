@@ -350,7 +350,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 		ir.PGBits = plan.PGBits.ValueInt64()
 	}
 	tflog.Info(ctx, "initialising Ceph", map[string]any{"node": node, "network": ir.Network, "cluster_network": ir.ClusterNetwork})
-	if err := c.CephInit(ctx, node, ir); err != nil {
+	if err := cephInit(ctx, c, node, ir); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph cluster on", node, err)
 		return
 	}
@@ -364,6 +364,28 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+}
+
+// cephInit runs PVE's (synchronous) Ceph init; when its answer is lost,
+// ceph.conf tells whether PVE did it: an fsid and ir's networks (init
+// sets the cluster network to the public one unless given).
+func cephInit(ctx context.Context, c *pve.Client, node string, ir pve.CephInitRequest) error {
+	return c.WriteVerified(ctx, "ceph init on "+node, func() error { return c.CephInit(ctx, node, ir) }, func() (bool, error) {
+		raw, err := c.CephConfigRaw(ctx, node)
+		if pve.IsCephNotInitialized(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		conf := pve.ParseCephConfig(raw)
+		cn := ir.ClusterNetwork
+		if cn == "" {
+			cn = ir.Network
+		}
+		return conf.Get("global", "fsid") != "" && conf.Get("global", "public_network") == ir.Network &&
+			conf.Get("global", "cluster_network") == cn, nil
+	})
 }
 
 // read returns the cluster as ceph.conf describes it, keeping the
@@ -485,7 +507,7 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 			ir.ClusterNetwork = cn
 		}
 		tflog.Info(ctx, "changing the Ceph networks", map[string]any{"node": node, "network": ir.Network, "cluster_network": ir.ClusterNetwork})
-		if err := c.CephInit(ctx, node, ir); err != nil {
+		if err := cephInit(ctx, c, node, ir); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "Ceph cluster", state.FSID.ValueString(), err)
 			return
 		}

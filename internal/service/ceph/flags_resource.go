@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 type diagList = diag.Diagnostics
@@ -149,7 +150,8 @@ func (r *flagsResource) apply(ctx context.Context, action string, changes map[st
 	c := r.PD.Client
 	if len(changes) > 0 {
 		tflog.Info(ctx, "setting Ceph OSD flags", map[string]any{"flags": fmt.Sprint(changes)})
-		upid, err := c.CephSetFlags(ctx, changes)
+		// Flags set or cleared absolutely: sent again on a lost answer.
+		upid, err := c.CephSetFlags(pve.Idempotent(ctx), changes)
 		if _, err := c.Await(ctx, upid, err); err != nil {
 			framework.AddUnable(diags, action, "Ceph flags", "", err)
 			return
@@ -261,7 +263,7 @@ func (r *flagsResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	}
 	c := r.PD.Client
 	tflog.Info(ctx, "clearing the Ceph OSD flags the resource set", map[string]any{"flags": fmt.Sprint(changes)})
-	upid, err := c.CephSetFlags(ctx, changes)
+	upid, err := c.CephSetFlags(pve.Idempotent(ctx), changes)
 	if _, err = c.Await(ctx, upid, err); err != nil {
 		if cephGone(err) {
 			return // no Ceph, no flags

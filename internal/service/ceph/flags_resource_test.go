@@ -148,3 +148,22 @@ resource "pve_ceph_flags" "this" {
 		},
 	})
 }
+
+// Flags set with the answer lost, before PVE acted or after: the PUT sets
+// them absolutely, so it is sent again and the apply converges (PVE took
+// it twice when the first one took effect).
+func TestAccCephFlags_answerLost(t *testing.T) {
+	t.Parallel()
+	acctest.EachDrop(t, func(t *testing.T, drop string) {
+		e, _ := newCephEnv(t)
+		puts := 1
+		if drop == "drop-after" {
+			puts = 2
+		}
+		e.Run(t, e.LostAnswerCase("PUT", "/cluster/ceph/flags", drop, puts, e.Config(`
+resource "pve_ceph_flags" "this" {
+  noout = true
+}
+`), checkFlags(e, map[string]bool{"noout": true})))
+	})
+}

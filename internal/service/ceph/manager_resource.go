@@ -138,7 +138,9 @@ func (r *managerResource) Create(ctx context.Context, req resource.CreateRequest
 		tflog.Info(ctx, "adopting the Ceph manager PVE created with the first monitor", map[string]any{"node": node})
 	} else {
 		tflog.Info(ctx, "creating Ceph manager", map[string]any{"node": node})
-		upid, err := c.CephCreateMgr(ctx, node, "")
+		// A lost answer is followed through its task (mgr.<node>), or
+		// sent again when there is none.
+		upid, err := c.StartTask(ctx, node, "cephcreatemgr", "mgr."+node, func() (string, error) { return c.CephCreateMgr(ctx, node, "") })
 		_, taskErr = c.Await(ctx, upid, err)
 		r.PD.Reads.Invalidate(managerReadsKey)
 		// The manager was absent (listed above): one there after a failed
@@ -259,7 +261,7 @@ func (r *managerResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	tflog.Info(ctx, "destroying Ceph manager", map[string]any{"id": id, "node": node})
-	upid, err := c.CephDestroyMgr(ctx, node, id)
+	upid, err := c.StartTask(ctx, node, "cephdestroymgr", "mgr."+id, func() (string, error) { return c.CephDestroyMgr(ctx, node, id) })
 	_, err = c.Await(ctx, upid, err)
 	r.PD.Reads.Invalidate(managerReadsKey)
 	if err != nil {

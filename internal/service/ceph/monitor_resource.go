@@ -268,7 +268,11 @@ func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest
 	tflog.Info(ctx, "creating Ceph monitor", map[string]any{"node": node, "addresses": addrs})
 	// The worker takes ceph.conf's cfs lock first (API2/Ceph/MON.pm): a
 	// task that failed on it did nothing and is started again.
-	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.CephCreateMon(ctx, node, "", addrs...) })
+	// A lost answer is followed through its task (mon.<node>), or sent
+	// again when there is none.
+	_, err = c.AwaitVMTask(ctx, func() (string, error) {
+		return c.StartTask(ctx, node, "cephcreatemon", "mon."+node, func() (string, error) { return c.CephCreateMon(ctx, node, "", addrs...) })
+	})
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	r.PD.Reads.Invalidate(managerReadsKey) // the first monitor brings a manager
 	// A worker that fails before the monitor runs removes its directory;
@@ -403,7 +407,9 @@ func (r *monitorResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	tflog.Info(ctx, "destroying Ceph monitor", map[string]any{"id": id, "node": node})
-	_, err = c.AwaitVMTask(ctx, func() (string, error) { return c.CephDestroyMon(ctx, node, id) })
+	_, err = c.AwaitVMTask(ctx, func() (string, error) {
+		return c.StartTask(ctx, node, "cephdestroymon", "mon."+id, func() (string, error) { return c.CephDestroyMon(ctx, node, id) })
+	})
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	if err != nil {
 		var ae *pve.APIError

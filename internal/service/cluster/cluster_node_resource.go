@@ -291,7 +291,14 @@ func (r *clusterNodeResource) join(ctx context.Context, node string, jr pve.Join
 	}
 
 	tflog.Info(ctx, "joining node to cluster", map[string]any{"node": node, "cluster": st.Name, "via": member.Name, "address": mi.PVEAddr})
-	upid, err := jc.JoinCluster(ctx, jr)
+	since := time.Now().Add(-lostJoinClockSkew)
+	// A lost answer is followed through the clusterjoin task (id ""); with
+	// none PVE did not act (addnode runs after the worker forks) and the
+	// join is sent again.
+	upid, err := jc.StartTask(ctx, node, "clusterjoin", "", func() (string, error) { return jc.JoinCluster(ctx, jr) })
+	if pve.OutcomeUnknown(err) {
+		upid, err = r.joinTaskViaCluster(ctx, node, since, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -351,6 +358,40 @@ func (r *clusterNodeResource) dropHalfJoined(ctx context.Context, node string, e
 	r.PD.ClusterChanged()
 	return fmt.Errorf("%w\n\nThe cluster had added node %s to corosync.conf, but the node never switched to the cluster: "+
 		"the provider removed it from corosync.conf, so the next apply joins it again", err, node)
+}
+
+// lostJoinClockSkew is the slack for the joining node's clock behind the
+// provider's when its join task is looked for through the cluster.
+const lostJoinClockSkew = 2 * time.Second
+
+// joinTaskViaCluster finds the task of a join whose answer was lost when
+// the joining node could not be asked (lostErr stands otherwise): a join
+// that finished already switched the node to the cluster's credentials and
+// certificate, so its standalone client no longer logs in or pins it. A
+// node the cluster lists is reached through the endpoint, and its
+// clusterjoin task since the POST is this join's.
+func (r *clusterNodeResource) joinTaskViaCluster(ctx context.Context, node string, since time.Time, lostErr error) (string, error) {
+	main := r.PD.Client
+	r.PD.ClusterChanged()
+	st, err := main.ClusterStatus(ctx)
+	if err != nil || st.Node(node) == nil {
+		return "", lostErr
+	}
+	for {
+		upid, err := main.FindTask(ctx, node, "clusterjoin", "", main.AuthUser(), since)
+		if err == nil && upid != "" {
+			tflog.Info(ctx, "the answer to the join was lost; following its task through the cluster", map[string]any{"node": node, "upid": upid})
+			return upid, nil
+		}
+		if err == nil || !isUnreachable(err) || ctx.Err() != nil {
+			return "", lostErr
+		}
+		// The node is restarting pve-cluster and pveproxy with its new
+		// certificate: the endpoint reaches it once they are up.
+		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+			return "", lostErr
+		}
+	}
 }
 
 func (r *clusterNodeResource) waitViaCluster(ctx context.Context, upid string) error {

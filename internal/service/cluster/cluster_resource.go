@@ -224,7 +224,9 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	upid, err := c.CreateCluster(ctx, cr)
+	// A lost answer is followed through the clustercreate task (named
+	// after the cluster); without one PVE did not act and it is sent again.
+	upid, err := c.StartTask(ctx, founder, "clustercreate", name, func() (string, error) { return c.CreateCluster(ctx, cr) })
 	if err == nil {
 		_, err = c.WaitTask(ctx, upid)
 	}

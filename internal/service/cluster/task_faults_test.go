@@ -79,3 +79,27 @@ func TestAccClusterNode_joinTaskKilled(t *testing.T) {
 		})
 	}
 }
+
+// A cluster create or join whose answer is lost, before PVE acted or
+// after, converges in that apply: the provider follows the task the POST
+// started (a finished join is found through the cluster: the node's own
+// credentials and certificate are gone) or, with none, sends it again.
+// The reference lab failed "Unable to Join node z2g4b ... EOF", and the
+// next join "no quorum" on the half-known node.
+func TestAccCluster_createJoinAnswerLost(t *testing.T) {
+	t.Parallel()
+	// One create, a join per member.
+	for path, want := range map[string]int{"/cluster/config": 1, "/cluster/config/join": 2} {
+		t.Run(path[1:], func(t *testing.T) {
+			t.Parallel()
+			acctest.EachDrop(t, func(t *testing.T, drop string) {
+				e := acctest.NewStandalone(t)
+				labAddresses(t, e, "z2g4a", "z2g4b", "z2g4c")
+				cfg := e.Config(clusterConfig, nodeConfig("z2g4b", 1), nodeConfig("z2g4c", 2))
+				tc := e.LostAnswerCase("POST", path, drop, want, cfg, checkLab(e, 3))
+				tc.Steps = append(tc.Steps, resource.TestStep{Config: e.Config(forget)})
+				e.Run(t, tc)
+			})
+		})
+	}
+}

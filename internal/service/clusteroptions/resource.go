@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 const (
@@ -264,7 +265,8 @@ func (r *optionsResource) write(ctx context.Context, action string, plan *option
 	if diags.HasError() {
 		return
 	}
-	if err := r.PD.Client.UpdateClusterOptions(ctx, set, del); err != nil {
+	// Absolute values and deletions, no digest: sent again on a lost answer.
+	if err := r.PD.Client.UpdateClusterOptions(pve.Idempotent(ctx), set, del); err != nil {
 		framework.AddUnable(diags, action, "cluster options", "", err)
 		return
 	}
@@ -309,7 +311,7 @@ func (r *optionsResource) Delete(ctx context.Context, _ resource.DeleteRequest, 
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	if err := r.PD.Client.UpdateClusterOptions(ctx, nil, managedKeys); err != nil {
+	if err := r.PD.Client.UpdateClusterOptions(pve.Idempotent(ctx), nil, managedKeys); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "cluster options", "", err)
 	}
 }

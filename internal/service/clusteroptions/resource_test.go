@@ -268,3 +268,32 @@ func TestAccClusterOptions_importRejectsOtherIDs(t *testing.T) {
 		ExpectError:   regexp.MustCompile(`import it with the ID "cluster"`),
 	}}})
 }
+
+// The reference lab's options written with the answer lost, before PVE
+// acted or after: the PUT sets values absolutely, so it is sent again and
+// the apply converges (PVE took it twice when the first one took effect).
+func TestAccClusterOptions_answerLost(t *testing.T) {
+	t.Parallel()
+	acctest.EachDrop(t, func(t *testing.T, drop string) {
+		e := acctest.New(t)
+		if e.Sim == nil {
+			t.Skip("drops connections: runs against the simulator only")
+		}
+		cfg := e.Config(`
+resource "pve_cluster_options" "this" {
+  migration = {
+    type    = "secure"
+    network = "169.254.50.0/24"
+  }
+  ha_shutdown_policy = "migrate"
+}
+`)
+		puts := 1
+		if drop == "drop-after" {
+			puts = 2
+		}
+		e.Run(t, e.LostAnswerCase("PUT", "/cluster/options", drop, puts, cfg, checkPVE(e, func(o *pve.ClusterOptions) error {
+			return wantObject(o, "migration", map[string]string{"type": "secure", "network": "169.254.50.0/24"})
+		})))
+	})
+}

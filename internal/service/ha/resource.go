@@ -259,15 +259,22 @@ func (r *haResource) Create(ctx context.Context, req resource.CreateRequest, res
 		sid = strconv.FormatInt(plan.VMID.ValueInt64(), 10)
 	}
 	// Whether PVE lacks sid before the POST decides what a lost answer
-	// means: a resource that appears after it is this create's.
+	// means: a resource that appears after it is this create's, and
+	// without one PVE did not act and the create is sent again.
 	_, gerr := c.HAResource(ctx, sid)
 	absent := pve.IsHANotFound(gerr)
-	err := c.CreateHAResource(ctx, sid, plan.request())
-	if absent && pve.OutcomeUnknown(err) {
-		if _, gerr := c.HAResource(ctx, sid); gerr == nil {
-			tflog.Warn(ctx, "the answer to the HA resource create was lost, but PVE created it", map[string]any{"sid": sid, "error": err.Error()})
-			err = nil
-		}
+	create := func() error { return c.CreateHAResource(ctx, sid, plan.request()) }
+	var err error
+	if absent {
+		err = c.WriteVerified(ctx, "HA resource create "+sid, create, func() (bool, error) {
+			_, gerr := c.HAResource(ctx, sid)
+			if pve.IsHANotFound(gerr) {
+				return false, nil
+			}
+			return gerr == nil, gerr
+		})
+	} else {
+		err = create()
 	}
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "HA resource", sid, err)
@@ -310,7 +317,8 @@ func (r *haResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	if plan.Failback.ValueBool() && !prior.Failback.ValueBool() {
 		del = append(del, "failback")
 	}
-	if err := c.UpdateHAResource(ctx, sid, plan.request(), del, ""); err != nil {
+	// Absolute values and removals, no digest: sent again on a lost answer.
+	if err := c.UpdateHAResource(pve.Idempotent(ctx), sid, plan.request(), del, ""); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "HA resource", sid, err)
 		return
 	}
@@ -360,7 +368,8 @@ func (r *haResource) Delete(ctx context.Context, req resource.DeleteRequest, res
 		return
 	}
 	sid := prior.SID.ValueString()
-	if err := r.PD.Client.DeleteHAResource(ctx, sid); err != nil && !pve.IsHANotFound(err) {
+	// Sent again on a lost answer: one PVE did makes the second not found.
+	if err := r.PD.Client.DeleteHAResource(pve.Idempotent(ctx), sid); err != nil && !pve.IsHANotFound(err) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "HA resource", sid, err)
 	}
 }

@@ -396,3 +396,46 @@ func TestAccHAResource_errorState(t *testing.T) {
 		},
 	}})
 }
+
+// An HA resource create or update whose answer is lost, before PVE acted
+// or after, converges in that apply: the create is read back and sent
+// again only when PVE lacks the resource; the update (absolute values) is
+// sent again. The reference lab failed "Unable to Create HA resource
+// vm:100 ... EOF".
+func TestAccHAResource_answerLost(t *testing.T) {
+	t.Parallel()
+	acctest.EachDrop(t, func(t *testing.T, drop string) {
+		e := acctest.New(t)
+		if e.Sim == nil {
+			t.Skip("drops connections: runs against the simulator only")
+		}
+		vmid := testVM(t, e)
+		sid := fmt.Sprintf("vm:%d", vmid)
+		cfg := func(maxRestart int) string {
+			return e.Config(fmt.Sprintf(`
+resource "pve_ha_resource" "vm" {
+  vmid        = %d
+  state       = "started"
+  max_restart = %d
+}
+`, vmid, maxRestart))
+		}
+		has := func(maxRestart int64) resource.TestCheckFunc {
+			return checkPVE(e, sid, func(r *pve.HAResource, crm string) error {
+				if r.MaxRestart == nil || *r.MaxRestart != maxRestart || crm != "started" {
+					return fmt.Errorf("PVE reports %+v, HA manager state %q", r, crm)
+				}
+				return nil
+			})
+		}
+		create := e.LostAnswerCase("POST", "/cluster/ha/resources", drop, 1, cfg(2), has(2))
+		// The update sets values absolutely: after a lost answer it is
+		// sent again, so PVE took it twice when the first one took effect.
+		updates := 1
+		if drop == "drop-after" {
+			updates = 2
+		}
+		update := e.LostAnswerCase("PUT", "/cluster/ha/resources/"+sid, drop, updates, cfg(3), has(3))
+		e.Run(t, resource.TestCase{Steps: append(create.Steps, update.Steps...)})
+	})
+}

@@ -491,15 +491,22 @@ func (r *storageResource) Create(ctx context.Context, req resource.CreateRequest
 	id, typ := plan.Storage.ValueString(), plan.Type.ValueString()
 	tflog.Info(ctx, "creating storage", map[string]any{"storage": id, "type": typ})
 	// Whether storage.cfg lacks id before the POST decides what a lost
-	// answer means: a storage that appears after it is this create's.
+	// answer means: a storage that appears after it is this create's, and
+	// without one PVE did not act and the create is sent again.
 	_, gerr := c.GetStorage(ctx, id)
 	absent := errors.Is(gerr, pve.ErrNotFound)
-	err := c.CreateStorage(ctx, id, typ, createParams(ctx, &plan))
-	if absent && pve.OutcomeUnknown(err) {
-		if sc, gerr := c.GetStorage(ctx, id); gerr == nil && sc.Type == typ {
-			tflog.Warn(ctx, "the answer to the storage create was lost, but PVE created it", map[string]any{"storage": id, "error": err.Error()})
-			err = nil
-		}
+	create := func() error { return c.CreateStorage(ctx, id, typ, createParams(ctx, &plan)) }
+	var err error
+	if absent {
+		err = c.WriteVerified(ctx, "storage create "+id, create, func() (bool, error) {
+			sc, gerr := c.GetStorage(ctx, id)
+			if errors.Is(gerr, pve.ErrNotFound) {
+				return false, nil
+			}
+			return gerr == nil && sc.Type == typ, gerr
+		})
+	} else {
+		err = create()
 	}
 	if err != nil {
 		if strings.Contains(err.Error(), "already defined") {
@@ -573,7 +580,14 @@ func (r *storageResource) Update(ctx context.Context, req resource.UpdateRequest
 		}
 		p.Set("digest", cur.Digest)
 		tflog.Info(ctx, "updating storage", map[string]any{"storage": id})
-		if err := c.UpdateStorage(ctx, id, p); err != nil {
+		// A lost answer is read back: storage.cfg's digest moved on when
+		// PVE wrote it (a resend would be refused for the digest);
+		// unchanged, PVE did not act and it is sent again.
+		err = c.WriteVerified(ctx, "storage update "+id, func() error { return c.UpdateStorage(ctx, id, p) }, func() (bool, error) {
+			now, err := c.GetStorage(ctx, id)
+			return err == nil && now.Digest != cur.Digest, err
+		})
+		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "storage", id, err)
 			return
 		}
@@ -593,7 +607,8 @@ func (r *storageResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	id := state.Storage.ValueString()
 	tflog.Info(ctx, "removing storage from storage.cfg; its volumes stay on the backend", map[string]any{"storage": id})
-	if err := c.DeleteStorage(ctx, id); err != nil && !errors.Is(err, pve.ErrNotFound) {
+	// Sent again on a lost answer: one PVE did makes the second not found.
+	if err := c.DeleteStorage(pve.Idempotent(ctx), id); err != nil && !errors.Is(err, pve.ErrNotFound) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "storage", id, err)
 	}
 }

@@ -333,3 +333,30 @@ data "pve_storages" "images" {
 		}},
 	})
 }
+
+// A storage create (POST /storage) or update (PUT, with a digest) whose
+// answer is lost, before PVE acted or after, converges in that apply:
+// read back, sent again only when storage.cfg shows PVE did not act. The
+// reference lab failed "Unable to Create storage ceph ... EOF".
+func TestAccStorage_answerLost(t *testing.T) {
+	t.Parallel()
+	acctest.EachDrop(t, func(t *testing.T, drop string) {
+		e := acctest.New(t)
+		simOnly(t, e)
+		cfg := func(pool string) string {
+			return e.Config(fmt.Sprintf(`
+resource "pve_storage" "rbd" {
+  storage = "acc-lost"
+  type    = "rbd"
+  monhost = "10.1.1.20"
+  pool    = %q
+}
+`, pool))
+		}
+		create := e.LostAnswerCase("POST", "/storage", drop, 1, cfg("vms"),
+			checkStorage(e, "acc-lost", wantOptions(map[string]string{"pool": "vms"})))
+		update := e.LostAnswerCase("PUT", "/storage/acc-lost", drop, 1, cfg("vms-ssd"),
+			checkStorage(e, "acc-lost", wantOptions(map[string]string{"pool": "vms-ssd"})))
+		e.Run(t, resource.TestCase{CheckDestroy: checkStoragesGone(e, "acc-lost"), Steps: append(create.Steps, update.Steps...)})
+	})
+}
