@@ -381,7 +381,14 @@ func (r *vmDiskResource) finish(ctx context.Context, at *vmAt, action string, pl
 				fmt.Sprintf("VM %d is stopped and has changes of %s pending (%s); PVE applies them when the VM starts.", vmid, slot, strings.Join(p, ", ")))
 		} else if plan.RebootIfNeeded.ValueBool() {
 			tflog.Info(ctx, "rebooting the VM to apply pending disk changes", map[string]any{"vmid": vmid, "pending": p})
-			if err := at.reboot(ctx); err != nil {
+			if err := at.reboot(ctx); err != nil && action == "Create" {
+				// The disk is made and attached: failing the create would
+				// taint it, and the next apply would replace it. What is
+				// left is the pending change, a planned update.
+				diags.AddWarning("Unable to reboot VM "+strconv.FormatInt(vmid, 10)+" for disk "+id,
+					fmt.Sprintf("The disk is attached; reboot VM %d to apply %s: %v\n\nThe next plan shows the pending change as an update of %s, and applying it reboots the VM again.",
+						vmid, strings.Join(p, ", "), err, id))
+			} else if err != nil {
 				framework.AddUnable(diags, action, "VM disk", id, fmt.Errorf("reboot VM %d to apply %s: %w", vmid, strings.Join(p, ", "), err))
 			} else if s, err = at.readSlot(ctx, slot); err != nil {
 				framework.AddUnable(diags, "Read", "VM disk", id, err)

@@ -206,8 +206,9 @@ func (a *vmAt) readSlot(ctx context.Context, slot string) (*slotState, error) {
 // reboot reboots the VM (a reboot task of an HA-managed VM goes through HA).
 func (a *vmAt) reboot(ctx context.Context) error {
 	return a.do(ctx, func(c *pve.Client, node string) error {
-		upid, err := c.StartTask(ctx, node, "qmreboot", strconv.FormatInt(a.vmid, 10), func() (string, error) { return c.RebootVM(ctx, node, a.vmid) })
-		_, err = c.Await(ctx, upid, err)
+		// A reboot whose worker met the config lock did nothing and is
+		// started again, as every VM task (AwaitVMTask).
+		_, err := c.AwaitVMTaskOf(ctx, node, "qmreboot", a.vmid, func() (string, error) { return c.RebootVM(ctx, node, a.vmid) })
 		return err
 	})
 }
