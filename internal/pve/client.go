@@ -476,7 +476,7 @@ func (c *Client) do(ctx context.Context, method, path string, params Params, noA
 			attempt--
 			continue
 		}
-		if attempt+1 >= c.retry.attempts(retryMethod(method, path)) || !c.retry.Retryable(retryMethod(method, path), err) && !(isIdempotent(ctx) && LostAnswer(err)) {
+		if attempt+1 >= c.retry.MaxAttempts || !c.retry.Retryable(retryMethod(method, path), err) && !(isIdempotent(ctx) && LostAnswer(err)) {
 			return nil, err
 		}
 		d := c.retry.Backoff(attempt)

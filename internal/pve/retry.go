@@ -17,25 +17,13 @@ type RetryPolicy struct {
 	// MaxAttempts is the total number of tries, including the first (1 = no
 	// retry; values below 1 count as 1 unless the whole policy is zero).
 	MaxAttempts int
-	// ReadAttempts, when above MaxAttempts, is the number of tries of a
-	// read: reads change nothing, and a read failing after its write
-	// succeeded (a create's read-back) loses the object from state.
-	ReadAttempts int
-	BaseDelay    time.Duration
-	MaxDelay     time.Duration
+	BaseDelay   time.Duration
+	MaxDelay    time.Duration
 }
 
-// DefaultRetryPolicy is used when Config.Retry is the zero value. A read
-// is tried 8 times (about 20 s of backoff at most), a write 5.
-var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, ReadAttempts: 8, BaseDelay: 250 * time.Millisecond, MaxDelay: 5 * time.Second}
+// DefaultRetryPolicy is used when Config.Retry is the zero value.
+var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, BaseDelay: 250 * time.Millisecond, MaxDelay: 5 * time.Second}
 
-// attempts is how many tries a request of method gets.
-func (p RetryPolicy) attempts(method string) int {
-	if (method == http.MethodGet || method == http.MethodHead) && p.ReadAttempts > p.MaxAttempts {
-		return p.ReadAttempts
-	}
-	return p.MaxAttempts
-}
 
 // Retryable reports whether a request with this method that failed with err
 // may be sent again.

@@ -180,24 +180,3 @@ func TestRetryBehaviour(t *testing.T) {
 		}
 	})
 }
-
-// The default policy tries a read 8 times and a write 5: a read changes
-// nothing, and a create's read-back giving up loses the object from
-// state (the next apply meets "already exists").
-func TestDefaultRetryPolicyReadsLonger(t *testing.T) {
-	p := DefaultRetryPolicy
-	if got := p.attempts(http.MethodGet); got != 8 {
-		t.Errorf("GET attempts %d, want 8", got)
-	}
-	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
-		if got := p.attempts(m); got != 5 {
-			t.Errorf("%s attempts %d, want 5", m, got)
-		}
-	}
-	if got := (RetryPolicy{MaxAttempts: 3}).attempts(http.MethodGet); got != 3 {
-		t.Errorf("a policy without ReadAttempts tries a GET %d times, want its MaxAttempts 3", got)
-	}
-	if got := p.normalized().attempts(http.MethodGet); got != 8 {
-		t.Errorf("normalized default: GET attempts %d, want 8", got)
-	}
-}
