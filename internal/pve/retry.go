@@ -24,7 +24,6 @@ type RetryPolicy struct {
 // DefaultRetryPolicy is used when Config.Retry is the zero value.
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, BaseDelay: 250 * time.Millisecond, MaxDelay: 5 * time.Second}
 
-
 // Retryable reports whether a request with this method that failed with err
 // may be sent again.
 //
