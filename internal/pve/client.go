@@ -476,7 +476,9 @@ func (c *Client) do(ctx context.Context, method, path string, params Params, noA
 			attempt--
 			continue
 		}
-		if attempt+1 >= c.retry.MaxAttempts || !c.retry.Retryable(retryMethod(method, path), err) && !(isIdempotent(ctx) && LostAnswer(err)) {
+		// An Idempotent write whose answer was lost is sent again as a read is.
+		resend := c.retry.Retryable(retryMethod(method, path), err) || isIdempotent(ctx) && LostAnswer(err)
+		if attempt+1 >= c.retry.MaxAttempts || !resend {
 			return nil, err
 		}
 		d := c.retry.Backoff(attempt)
