@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -159,20 +160,18 @@ func TestFaultTaskKillLeavesWhatItReserved(t *testing.T) {
 }
 
 // A worker set to die after its work whose work failed by itself ends
-// with the work's error: it died of that, and nothing was made. Two OSD
-// creates on one disk: the second finds it in use.
+// with the work's error: it died of that, not after it. A pool create with
+// add_storages whose storage id is taken: the pool is made, the storage
+// fails (API2/Ceph/Pool.pm), and the task says so.
 func TestFaultTaskLateFailureKeepsTheWorksError(t *testing.T) {
-	s, _ := startSim(t, Options{ClusterName: "lab", TaskDuration: 100 * time.Millisecond, CephTimeScale: -1})
+	s, _ := startSim(t, Options{ClusterName: "lab", TaskDuration: time.Millisecond, CephTimeScale: -1})
 	c := cephWithMons(t, s)
-	first := c.ok("POST", "/nodes/z2g4a/ceph/osd", vals("dev", "/dev/sdb")).data().(string)
-	if err := s.SetFaultSpec("task cephcreateosd=fail-late:1x"); err != nil {
+	c.ok("POST", "/storage", vals("storage", "p1", "type", "dir", "path", "/mnt/p1", "content", "images"))
+	if err := s.SetFaultSpec("task cephcreatepool=fail-late:1x"); err != nil {
 		t.Fatal(err)
 	}
-	second := c.ok("POST", "/nodes/z2g4a/ceph/osd", vals("dev", "/dev/sdb")).data().(string)
-	if st := c.waitTask("z2g4a", first); st["exitstatus"] != "OK" {
-		t.Fatalf("first create: %v", st)
-	}
-	if st := c.waitTask("z2g4a", second); st["exitstatus"] != "device '/dev/sdb' is already in use" {
-		t.Fatalf("second create, set to fail late, whose work failed: %v", st)
+	st := c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/ceph/pool", vals("name", "p1", "add_storages", "1")).data().(string))
+	if ex, _ := st["exitstatus"].(string); !strings.HasPrefix(ex, "adding PVE storage for ceph pool 'p1' failed: ") {
+		t.Fatalf("a pool create set to fail late whose storage failed: %v", st)
 	}
 }
