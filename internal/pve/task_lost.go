@@ -50,26 +50,32 @@ func OutcomeUnknown(err error) bool {
 //pve:operation GET /nodes/{node}/tasks
 func (c *Client) StartTask(ctx context.Context, node, typ, id string, start func() (string, error)) (string, error) {
 	for sent := 1; ; sent++ {
-		since := time.Now().Truncate(time.Second).Add(-lostTaskClockSkew)
+		since := LostTaskSince(time.Now())
 		upid, err := start()
 		if !OutcomeUnknown(err) {
 			return upid, err
 		}
 		found, ferr := c.findLostTask(ctx, node, typ, id, since)
-		if ferr != nil || found != "" {
-			if found != "" {
-				c.log("the answer to a task-starting write was lost; following the task it started", "upid", found)
-				return found, nil
-			}
+		switch {
+		case found != "":
+			c.log("the answer to a task-starting write was lost; following the task it started", "upid", found)
+			return found, nil
+		case ferr != nil:
 			c.log("the answer to a task-starting write was lost and its task could not be looked for", "type", typ, "id", id, "lookup_error", ferr)
 			return "", err
-		}
-		if !LostAnswer(err) || sent > lostAnswerResends {
+		case !LostAnswer(err) || sent > lostAnswerResends:
 			c.log("the answer to a task-starting write was lost and no task of it was found", "type", typ, "id", id)
 			return "", err
 		}
 		c.log("a task-starting write had no effect (its answer was lost, no task of it exists); sending it again", "type", typ, "id", id, "error", err.Error())
 	}
+}
+
+// LostTaskSince is the earliest start time the task of a write sent at
+// sent may show in its UPID: the node's clock (whole seconds) may be
+// lostTaskClockSkew behind the client's.
+func LostTaskSince(sent time.Time) time.Time {
+	return sent.Truncate(time.Second).Add(-lostTaskClockSkew)
 }
 
 // findLostTask looks for the task of a write whose answer was lost: now

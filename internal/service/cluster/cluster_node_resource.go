@@ -291,7 +291,7 @@ func (r *clusterNodeResource) join(ctx context.Context, node string, jr pve.Join
 	}
 
 	tflog.Info(ctx, "joining node to cluster", map[string]any{"node": node, "cluster": st.Name, "via": member.Name, "address": mi.PVEAddr})
-	since := time.Now().Add(-lostJoinClockSkew)
+	since := pve.LostTaskSince(time.Now())
 	// A lost answer is followed through the clusterjoin task (id ""); with
 	// none PVE did not act (addnode runs after the worker forks) and the
 	// join is sent again.
@@ -359,10 +359,6 @@ func (r *clusterNodeResource) dropHalfJoined(ctx context.Context, node string, e
 	return fmt.Errorf("%w\n\nThe cluster had added node %s to corosync.conf, but the node never switched to the cluster: "+
 		"the provider removed it from corosync.conf, so the next apply joins it again", err, node)
 }
-
-// lostJoinClockSkew is the slack for the joining node's clock behind the
-// provider's when its join task is looked for through the cluster.
-const lostJoinClockSkew = 2 * time.Second
 
 // joinTaskViaCluster finds the task of a join whose answer was lost when
 // the joining node could not be asked (lostErr stands otherwise): a join
