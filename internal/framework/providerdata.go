@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
@@ -53,6 +54,15 @@ func NewProviderData(c *pve.Client, standalone map[string]*pve.Client) *Provider
 }
 
 const membersCacheKey = "cluster/members"
+
+// GuestReadsPrefix starts the cache keys of the reads guests' refreshes
+// share (a node's VM list, a VM's pending config): every write drops them,
+// since a write anywhere (a VM's, its HA resource's, a storage's) may
+// change what they hold.
+const GuestReadsPrefix = "guests/"
+
+// AfterWrite is the clients' write hook (pve.Config.AfterWrite).
+func (pd *ProviderData) AfterWrite(method, path string) { pd.Reads.InvalidatePrefix(GuestReadsPrefix) }
 
 // NodeClient returns the client that reaches node. A node the endpoint
 // lists in GET /nodes is reached through the endpoint (PVE forwards
@@ -192,6 +202,17 @@ func (c *ReadCache) Get(ctx context.Context, key string, load func(context.Conte
 func (c *ReadCache) Invalidate(key string) {
 	c.mu.Lock()
 	delete(c.entries, key)
+	c.mu.Unlock()
+}
+
+// InvalidatePrefix drops every key that starts with prefix.
+func (c *ReadCache) InvalidatePrefix(prefix string) {
+	c.mu.Lock()
+	for k := range c.entries {
+		if strings.HasPrefix(k, prefix) {
+			delete(c.entries, k)
+		}
+	}
 	c.mu.Unlock()
 }
 

@@ -196,6 +196,13 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	cfg.UserAgent = "terraform-provider-pve/" + p.version
 	cfg.ReadOnly = p.readOnly
 	cfg.Logger = func(msg string, kv ...any) { tflog.Debug(ctx, msg, kvFields(kv)) }
+	// pd is set below, before any resource can send a write.
+	var pd *framework.ProviderData
+	cfg.AfterWrite = func(method, path string) {
+		if pd != nil {
+			pd.AfterWrite(method, path)
+		}
+	}
 
 	client, err := pve.NewClient(cfg)
 	if err != nil {
@@ -220,7 +227,7 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	pd := framework.NewProviderData(client, standalone)
+	pd = framework.NewProviderData(client, standalone)
 	pd.NodeExec, pd.NodeExecUnavailable, pd.NodeExecDeferred = configureSSH(ctx, m.SSH, pd, p.sshGuard(), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return

@@ -62,6 +62,10 @@ type Config struct {
 	// sent, with ErrReadOnly: what reads a cluster (the adoption command)
 	// then cannot change it, whatever its code calls.
 	ReadOnly bool
+	// AfterWrite, if set, is called after every request but GET and the
+	// login, whatever its outcome (a lost answer may still have changed
+	// something), so that caches of reads drop what it may have changed.
+	AfterWrite func(method, path string)
 }
 
 const (
@@ -445,6 +449,9 @@ func (c *Client) do(ctx context.Context, method, path string, params Params, noA
 	}
 	if c.cfg.ReadOnly && method != http.MethodGet && !noAuth {
 		return nil, fmt.Errorf("%w: %s %s", ErrReadOnly, method, path)
+	}
+	if c.cfg.AfterWrite != nil && method != http.MethodGet && !noAuth {
+		defer c.cfg.AfterWrite(method, path)
 	}
 	if !noAuth && c.tokenID == "" {
 		if err := c.ensureTicket(ctx, 0, false); err != nil {

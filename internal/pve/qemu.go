@@ -178,6 +178,26 @@ func (c *Client) GetVMPending(ctx context.Context, node string, vmid int64) ([]V
 	return out, nil
 }
 
+// EffectiveConfig is GET config (current=0) rebuilt from GET pending's
+// rows: a pending value replaces the current one and a pending delete
+// removes the key, as qemu-server merges them. One pending read then
+// serves both the config and its pending changes.
+func EffectiveConfig(items []VMPendingItem) *VMConfig {
+	c := &VMConfig{Values: make(map[string]string, len(items))}
+	for _, it := range items {
+		switch {
+		case it.Key == "digest":
+			c.Digest = it.Value
+		case it.Delete > 0:
+		case it.HasPending:
+			c.Values[it.Key] = it.Pending
+		case it.HasValue:
+			c.Values[it.Key] = it.Value
+		}
+	}
+	return c
+}
+
 // PendingChanges returns the keys with a pending change (value or
 // delete), sorted.
 func PendingChanges(items []VMPendingItem) []string {

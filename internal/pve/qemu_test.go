@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -141,7 +142,7 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 	if st, err := c.GetVMStatus(ctx, "z2g4a", 100); err != nil || !st.Running() || st.MaxMem != 8192<<20 || st.CPUs != 4 {
 		t.Fatalf("status %+v %v", st, err)
 	}
-	upid, err := c.UpdateVMConfig(ctx, "z2g4a", 100, VMConfigUpdate{Set: Params{"scsi0": scsi0.With("cache", "none").String()}})
+	upid, err := c.UpdateVMConfig(ctx, "z2g4a", 100, VMConfigUpdate{Set: Params{"scsi0": scsi0.With("cache", "none").String()}, Delete: []string{"numa"}})
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +150,16 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := PendingChanges(items); len(got) != 1 || got[0] != "scsi0" {
+	if got := PendingChanges(items); len(got) != 2 || got[0] != "numa" || got[1] != "scsi0" {
 		t.Fatalf("pending %v", got)
+	}
+	// One pending read serves as the config read: the same values and digest.
+	full, err := c.GetVMConfig(ctx, "z2g4a", 100, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eff := EffectiveConfig(items); !reflect.DeepEqual(eff, full) {
+		t.Fatalf("config rebuilt from pending\n%+v\nGET config\n%+v", eff, full)
 	}
 	cur, _ := c.GetVMConfig(ctx, "z2g4a", 100, true)
 	if cur.Drives()["scsi0"].Options["cache"] != "writeback" {

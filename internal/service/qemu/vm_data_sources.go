@@ -139,16 +139,17 @@ func (d *vmDataSource) Read(ctx context.Context, req datasource.ReadRequest, res
 		resp.Diagnostics.AddError("Unable to reach node "+node, err.Error())
 		return
 	}
-	m, err := readVM(ctx, c, node, vmid, nil, false)
+	m, err := readVM(ctx, d.PD, c, node, vmid, nil, false, false)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return
 	}
-	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	items, err := sharedPending(ctx, d.PD, c, node, vmid)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return
 	}
+	cfg := pve.EffectiveConfig(items)
 	disks := map[string]attr.Value{}
 	all := map[string]attr.Value{}
 	for k, v := range cfg.Values {

@@ -340,6 +340,11 @@ func readSlot(ctx context.Context, c *pve.Client, node string, vmid int64, slot 
 	if err != nil {
 		return nil, err
 	}
+	return slotFrom(items, slot)
+}
+
+// slotFrom is the slot's state in GET pending's rows.
+func slotFrom(items []pve.VMPendingItem, slot string) (*slotState, error) {
 	st := &slotState{}
 	for _, it := range items {
 		if it.Key == "digest" {

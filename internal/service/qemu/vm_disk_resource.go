@@ -423,7 +423,8 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 	}
 	vmid, slot := state.VMID.ValueInt64(), state.Slot.ValueString()
 	id := diskID(vmid, slot)
-	c, node, err := r.vmClient(ctx, vmid, false)
+	// The VM's refresh shares these reads (vm_reads.go).
+	node, err := findVM(ctx, r.PD, vmid, state.Node.ValueString())
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "VM gone, removing its disk from the state", map[string]any{"vmid": vmid})
 		resp.State.RemoveResource(ctx)
@@ -433,7 +434,16 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM disk", id, err)
 		return
 	}
-	s, err := readSlot(ctx, c, node, vmid, slot)
+	c, err := r.PD.NodeClient(ctx, node)
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Read", "VM disk", id, err)
+		return
+	}
+	items, err := sharedPending(ctx, r.PD, c, node, vmid)
+	var s *slotState
+	if err == nil {
+		s, err = slotFrom(items, slot)
+	}
 	if errors.Is(err, pve.ErrNotFound) {
 		resp.State.RemoveResource(ctx)
 		return

@@ -650,7 +650,7 @@ func removeReservedVM(ctx context.Context, c *pve.Client, node string, vmid int6
 // readInto reads the VM back into st (on the node it moved to, if a
 // migration took it away from node), warning about pending changes.
 func (r *vmResource) readInto(ctx context.Context, node string, vmid int64, prior *vmResourceModel, keepNode bool, st *tfsdk.State, diags *diag.Diagnostics) {
-	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel, keepNode)
+	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel, keepNode, true)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "VM", vmLabel(vmid), err)
 		return
@@ -666,33 +666,13 @@ func (r *vmResource) readInto(ctx context.Context, node string, vmid int64, prio
 	diags.Append(st.Set(ctx, &out)...)
 }
 
-// readVM reads the VM on node; place explains prior and keepNode.
-func readVM(ctx context.Context, c *pve.Client, node string, vmid int64, prior *vmModel, keepNode bool) (*vmModel, error) {
-	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
-	if err != nil {
-		return nil, err
-	}
-	status, err := c.GetVMStatus(ctx, node, vmid)
-	if err != nil {
-		return nil, err
-	}
-	items, err := c.GetVMPending(ctx, node, vmid)
-	if err != nil {
-		return nil, err
-	}
-	var m vmModel
-	m.fromConfig(node, vmid, cfg, status.Running(), pve.PendingChanges(items), prior)
-	m.place(node, status, prior, keepNode)
-	return &m, nil
-}
-
 // readFollowing is readVM on node, or on the node a migration took the VM
 // to meanwhile.
-func (r *vmResource) readFollowing(ctx context.Context, node string, vmid int64, prior *vmModel, keepNode bool) (*vmModel, error) {
+func (r *vmResource) readFollowing(ctx context.Context, node string, vmid int64, prior *vmModel, keepNode, fresh bool) (*vmModel, error) {
 	var m *vmModel
 	_, err := onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
 		var err error
-		m, err = readVM(ctx, c, node, vmid, prior, keepNode)
+		m, err = readVM(ctx, r.PD, c, node, vmid, prior, keepNode, fresh)
 		return err
 	})
 	return m, err
@@ -712,7 +692,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
-	node, err := r.locate(ctx, vmid, prior.Node.ValueString(), false)
+	node, err := findVM(ctx, r.PD, vmid, prior.Node.ValueString())
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "VM is gone; removing it from the state", map[string]any{"vmid": vmid})
 		resp.State.RemoveResource(ctx)
@@ -722,7 +702,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return
 	}
-	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel, false)
+	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel, false, false)
 	if errors.Is(err, pve.ErrNotFound) {
 		resp.State.RemoveResource(ctx)
 		return
