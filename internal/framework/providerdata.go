@@ -55,14 +55,26 @@ func NewProviderData(c *pve.Client, standalone map[string]*pve.Client) *Provider
 
 const membersCacheKey = "cluster/members"
 
-// GuestReadsPrefix starts the cache keys of the reads guests' refreshes
-// share (a node's VM list, a VM's pending config): every write drops them,
-// since a write anywhere (a VM's, its HA resource's, a storage's) may
-// change what they hold.
-const GuestReadsPrefix = "guests/"
+// SharedReadsPrefix starts the cache keys of SharedRead: reads the
+// refreshes of many resources share (a node's VM list, a VM's pending
+// config, the cluster's status). Every write drops them, since a write
+// anywhere (a VM's, its HA resource's, a join) may change what they hold.
+const SharedReadsPrefix = "shared/"
+
+// SharedRead is CachedRead under SharedReadsPrefix+key: loaded once per
+// command and dropped by every write. fresh loads it anew (and shares
+// that): a read-back after a write, which must not take a value another
+// resource loaded while the write's task still ran.
+func SharedRead[T any](ctx context.Context, pd *ProviderData, fresh bool, key string, load func(context.Context) (T, error)) (T, error) {
+	key = SharedReadsPrefix + key
+	if fresh {
+		pd.Reads.Invalidate(key)
+	}
+	return CachedRead(ctx, pd.Reads, key, load)
+}
 
 // AfterWrite is the clients' write hook (pve.Config.AfterWrite).
-func (pd *ProviderData) AfterWrite(method, path string) { pd.Reads.InvalidatePrefix(GuestReadsPrefix) }
+func (pd *ProviderData) AfterWrite(method, path string) { pd.Reads.InvalidatePrefix(SharedReadsPrefix) }
 
 // NodeClient returns the client that reaches node. A node the endpoint
 // lists in GET /nodes is reached through the endpoint (PVE forwards

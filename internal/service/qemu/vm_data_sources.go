@@ -144,7 +144,7 @@ func (d *vmDataSource) Read(ctx context.Context, req datasource.ReadRequest, res
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return
 	}
-	items, err := sharedPending(ctx, d.PD, c, node, vmid)
+	items, err := sharedPending(ctx, d.PD, c, node, vmid, false)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return

@@ -439,7 +439,7 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM disk", id, err)
 		return
 	}
-	items, err := sharedPending(ctx, r.PD, c, node, vmid)
+	items, err := sharedPending(ctx, r.PD, c, node, vmid, false)
 	var s *slotState
 	if err == nil {
 		s, err = slotFrom(items, slot)

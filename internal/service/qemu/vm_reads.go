@@ -15,18 +15,12 @@ import (
 // pvestatd's 10 s), and the resources of one VM share one GET pending,
 // which carries the config and its pending changes at once. A no-change
 // plan thus costs one request per VM plus one per node. Every write drops
-// them (framework.GuestReadsPrefix); reads after a write load them fresh.
-
-func vmListKey(node string) string { return framework.GuestReadsPrefix + "vms/" + node }
-
-func vmPendingKey(node string, vmid int64) string {
-	return fmt.Sprintf("%spending/%s/%d", framework.GuestReadsPrefix, node, vmid)
-}
+// them (framework.SharedRead); reads after a write load them fresh.
 
 // listedVM is vmid's row of node's shared VM list; ok is false when the
 // node does not have it.
-func listedVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64) (pve.VMListEntry, bool, error) {
-	list, err := framework.CachedRead(ctx, pd.Reads, vmListKey(node), func(ctx context.Context) ([]pve.VMListEntry, error) {
+func listedVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64, fresh bool) (pve.VMListEntry, bool, error) {
+	list, err := framework.SharedRead(ctx, pd, fresh, "qemu/vms/"+node, func(ctx context.Context) ([]pve.VMListEntry, error) {
 		return c.ListVMs(ctx, node)
 	})
 	if err != nil {
@@ -41,18 +35,10 @@ func listedVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, no
 }
 
 // sharedPending is the VM's GET pending, shared by its resources.
-func sharedPending(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64) ([]pve.VMPendingItem, error) {
-	return framework.CachedRead(ctx, pd.Reads, vmPendingKey(node, vmid), func(ctx context.Context) ([]pve.VMPendingItem, error) {
+func sharedPending(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64, fresh bool) ([]pve.VMPendingItem, error) {
+	return framework.SharedRead(ctx, pd, fresh, fmt.Sprintf("qemu/pending/%s/%d", node, vmid), func(ctx context.Context) ([]pve.VMPendingItem, error) {
 		return c.GetVMPending(ctx, node, vmid)
 	})
-}
-
-// forgetVM drops the shared reads of vmid on node, so the next read
-// loads what is there now (a task a write started may have ended since
-// another resource's read).
-func forgetVM(pd *framework.ProviderData, node string, vmid int64) {
-	pd.Reads.Invalidate(vmListKey(node))
-	pd.Reads.Invalidate(vmPendingKey(node, vmid))
 }
 
 // findVM is the node that has vmid for a refresh: known (the node in the
@@ -63,7 +49,7 @@ func forgetVM(pd *framework.ProviderData, node string, vmid int64) {
 func findVM(ctx context.Context, pd *framework.ProviderData, vmid int64, known string) (string, error) {
 	if known != "" {
 		if c, err := pd.NodeClient(ctx, known); err == nil {
-			_, ok, err := listedVM(ctx, pd, c, known, vmid)
+			_, ok, err := listedVM(ctx, pd, c, known, vmid, false)
 			if err != nil {
 				return "", err
 			}
@@ -85,10 +71,7 @@ func findVM(ctx context.Context, pd *framework.ProviderData, vmid int64, known s
 // placement (status/current) is read only when the VM is not on the node
 // the prior model has, the one case place() looks at it.
 func readVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64, prior *vmModel, keepNode, fresh bool) (*vmModel, error) {
-	if fresh {
-		forgetVM(pd, node, vmid)
-	}
-	entry, ok, err := listedVM(ctx, pd, c, node, vmid)
+	entry, ok, err := listedVM(ctx, pd, c, node, vmid, fresh)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +83,7 @@ func readVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node
 		}
 		return nil, fmt.Errorf("VM %d is not in node %s's VM list: %w", vmid, node, pve.ErrNotFound)
 	}
-	items, err := sharedPending(ctx, pd, c, node, vmid)
+	items, err := sharedPending(ctx, pd, c, node, vmid, fresh)
 	if err != nil {
 		return nil, err
 	}
