@@ -36,6 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	reqLog := fs.String("request-log", "", "append a JSON line per request to this file")
 	cluster := fs.String("cluster", "", "start the nodes clustered under this name")
 	taskDur := fs.Duration("task-duration", time.Second, "how long tasks stay running")
+	timeScale := fs.Float64("time-scale", 0, "time tasks, node programs and the HA manager by PVE's own durations, this many real seconds per PVE second (0: -task-duration)")
 	authDelay := fs.Duration("auth-delay", 3*time.Second, "delay of every 401 answer (PVE: 3s)")
 	sshListen := fs.String("ssh-listen", "", "host:port of the first node's sshd; further nodes use the following ports (default: -listen's host, free ports)")
 	release := fs.String("pve-release", pvesim.DefaultRelease, "PVE release to simulate: "+strings.Join(pvesim.Releases(), ", "))
@@ -78,7 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	sim, err := pvesim.Start(pvesim.Options{
 		Nodes: names, ClusterName: *cluster, Listen: *listen, StatePath: *state,
-		RequestLogPath: *reqLog, TaskDuration: td, AuthFailureDelay: *authDelay, PVERelease: *release,
+		RequestLogPath: *reqLog, TaskDuration: td, TimeScale: *timeScale, AuthFailureDelay: *authDelay, PVERelease: *release,
 		SSHListen: *sshListen, CephNotInstalled: *noCeph, Lab: lab,
 		Faults: faultList, FaultSeed: *faultSeed,
 	})

@@ -60,8 +60,11 @@ type cephCLIState struct {
 	MaxMonsDown      int      `json:"max_mons_down"`
 	DownLog          []string `json:"down_log,omitempty"`
 	DownWithoutNoout []string `json:"down_without_noout,omitempty"`
-	lastDown         string   // hosts with a down OSD at the last settle
-	warned           map[int]bool
+	// Restarts are the OSD restarts with their boot and recovery times,
+	// for benchmarks (timing_hooks.go); not persisted.
+	Restarts []*cephRestart `json:"-"`
+	lastDown string         // hosts with a down OSD at the last settle
+	warned   map[int]bool
 }
 
 // cephDaemon is one daemon's unit and what it runs with.
@@ -247,6 +250,7 @@ func (cs *cephState) bootDue() {
 			// its peers: its copies are not complete until then.
 			cs.missedWrites(n, cs.Clock-d.DownAt)
 			cs.setOSDUp(n, true)
+			cs.restartBooted(n, d.BootAt)
 		case "mon":
 			d.BootAt = 0
 			if m := cs.Mons[id]; m != nil {
@@ -259,6 +263,41 @@ func (cs *cephState) bootDue() {
 			}
 		default:
 			d.BootAt = 0
+		}
+	}
+}
+
+// cephRestart is one OSD restart in Ceph's clock: down at DownAt, up at
+// UpAt, then Recovery seconds to recover what its PGs missed meanwhile
+// (at the backfill rate, as backfill() moves it).
+type cephRestart struct {
+	OSD          int
+	Host         string
+	DownAt, UpAt float64
+	Recovery     float64
+	Real         time.Time // when it went down, on the host's clock
+	booted       bool
+}
+
+// restartBooted completes the open restart record of osd, which came up
+// at upAt.
+func (cs *cephState) restartBooted(osd int, upAt float64) {
+	for _, r := range cs.CLI.Restarts {
+		if r.OSD != osd || r.booted {
+			continue
+		}
+		r.booted, r.UpAt = true, upAt
+		missing := 0.0
+		for _, p := range cs.Pools {
+			size := p.pgBytes()
+			for _, pg := range p.PGs {
+				if f, ok := pg.Copies[osd]; ok && size > 0 {
+					missing += (1 - f) * size
+				}
+			}
+		}
+		if rate := cephBackfillRate * cs.maxBackfills(); rate > 0 {
+			r.Recovery = missing / rate
 		}
 	}
 }
@@ -365,6 +404,9 @@ func (s *Sim) daemonOp(cs *cephState, name, op string) bool {
 		if o := cs.OSDs[n]; o != nil && o.Up {
 			d.DownAt = cs.Clock
 			cs.setOSDUp(n, false)
+			if op == "restart" {
+				cs.CLI.Restarts = append(cs.CLI.Restarts, &cephRestart{OSD: n, Host: o.Host, DownAt: cs.Clock, Real: time.Now()})
+			}
 		}
 	case "mon":
 		if m := cs.Mons[id]; m != nil {

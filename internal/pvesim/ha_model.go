@@ -76,8 +76,9 @@ func haRequestState(r *haSection) string {
 // for a start that SetHAStartFails made fail.
 func (s *Sim) haTickLocked(h *haConfig) {
 	now := time.Now()
+	delay := s.haDelay(h)
 	for sid, svc := range h.Services {
-		if svc.Target == "" || svc.State == svc.Target || now.Before(svc.Since.Add(h.crmDelay)) {
+		if svc.Target == "" || svc.State == svc.Target || now.Before(svc.Since.Add(delay)) {
 			continue
 		}
 		if svc.State == "migrate" || svc.State == "relocate" {
@@ -101,9 +102,11 @@ func (s *Sim) haTickLocked(h *haConfig) {
 		case svc.Target == "started":
 			vm.Status = "running"
 			svc.State, svc.Running = "started", true
+			s.recordHASpan(svc.Node, sid, svc.Since, delay)
 		default:
 			vm.Status = "stopped"
 			svc.State, svc.Running = "stopped", false
+			s.recordHASpan(svc.Node, sid, svc.Since, delay)
 		}
 	}
 }

@@ -396,7 +396,7 @@ func createVM(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("%s", lerr.Message)
 		}
 		defer release()
-		s.workLocked()
+		s.workLocked(t)
 		created, vols, err := s.allocDrivesLocked(node, vmid, params, storage, &t.Log)
 		if err != nil {
 			for _, v := range vols {

@@ -265,7 +265,7 @@ func updateVM(c *call, sync bool) (any, *apiError) {
 			return 0, fmt.Errorf("%s", lerr.Message)
 		}
 		defer release()
-		s.workLocked()
+		s.workLocked(t)
 		warnings := 0
 		t.Log = append(t.Log, fmt.Sprintf("update VM %d: %s", u.vmid, u.logLine()))
 		before := len(t.Log)

@@ -189,7 +189,7 @@ func resizeVM(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("%s", lerr.Message)
 		}
 		defer release()
-		s.workLocked()
+		s.workLocked(t)
 		if s.st.Nodes[node].VMs[vm.VMID] != vm {
 			return 0, fmt.Errorf("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", node, vm.VMID) //nolint:staticcheck // PVE's text
 		}
@@ -312,7 +312,7 @@ func moveDisk(c *call) (any, *apiError) {
 			return 0, fmt.Errorf("%s", lerr.Message)
 		}
 		defer release()
-		s.workLocked()
+		s.workLocked(t)
 		if s.st.Nodes[node].VMs[vm.VMID] != vm {
 			return 0, fmt.Errorf("Configuration file 'nodes/%s/qemu-server/%d.conf' does not exist", node, vm.VMID) //nolint:staticcheck // PVE's text
 		}

@@ -76,9 +76,10 @@ func (s *Sim) flockVMLocked(vm *qemuVM, timeout time.Duration) (func(), *apiErro
 	}, nil
 }
 
-// workLocked lets a worker spend its working time (one TaskDuration)
-// holding the config lock, with s.mu released. Caller holds s.mu.
-func (s *Sim) workLocked() { s.waitLocked(s.opts.TaskDuration) }
+// workLocked lets worker t spend its working time (one TaskDuration, or
+// its share of PVE's time with Options.TimeScale) holding the config lock,
+// with s.mu released. Caller holds s.mu.
+func (s *Sim) workLocked(t *task) { s.waitLocked(t.work) }
 
 // waitLocked lets d pass with s.mu released. Caller holds s.mu.
 func (s *Sim) waitLocked(d time.Duration) {

@@ -78,7 +78,7 @@ func migrateVM(c *call) (any, *apiError) {
 			s.writeVMLocked(vm)
 			return 0, fmt.Errorf("migration aborted (duration 00:00:00): can't migrate VM - check log")
 		}
-		s.workLocked()
+		s.workLocked(t)
 		if err := s.moveVMLocked(vm, node, target, &t.Log); err != nil {
 			return 0, err
 		}

@@ -33,6 +33,11 @@ type Options struct {
 	PVERelease       string        // "9.1" (default) or "8.4": version strings and API differences
 	TaskDuration     time.Duration // how long tasks stay running; default 50ms, <0 means 0
 	AuthFailureDelay time.Duration // delay of every 401 (PVE: 3 s); default 0
+	// TimeScale > 0 times tasks, node programs and the HA manager by PVE's
+	// own durations (timing_model.go), TimeScale real seconds per PVE
+	// second, instead of TaskDuration; it also sets CephTimeScale to
+	// 1/TimeScale when that is unset, so Ceph's clock runs alike.
+	TimeScale float64
 	// CephTimeScale is how many simulated seconds of Ceph recovery pass per
 	// real second (default 60); <0 freezes the Ceph clock so that only
 	// Sim.CephAdvance moves it.
@@ -134,6 +139,10 @@ type Sim struct {
 	// running and peak count running tasks per "node/type", so tests can
 	// prove a client never overlaps work PVE does not serialise itself.
 	running, peak map[string]int
+	// timeline is every task, timed program and HA action with its times
+	// (timing_hooks.go), for benchmarks' critical paths.
+	timeline []WorkSpan
+	timeMu   sync.Mutex
 
 	reqMu    sync.Mutex
 	requests []Request
@@ -208,6 +217,9 @@ func Start(opts Options) (*Sim, error) {
 		opts.TaskDuration = 50 * time.Millisecond
 	} else if opts.TaskDuration < 0 {
 		opts.TaskDuration = 0
+	}
+	if opts.TimeScale > 0 && opts.CephTimeScale == 0 {
+		opts.CephTimeScale = 1 / opts.TimeScale
 	}
 	s := &Sim{opts: opts, closing: make(chan struct{}), logger: log.New(os.Stderr, "", log.LstdFlags)}
 	if opts.RequestLogPath != "" {

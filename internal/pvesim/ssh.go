@@ -361,6 +361,10 @@ func (s *Sim) runSSHCommand(ctx context.Context, node, user, line string, ch ssh
 			return f.Answer.ExitCode, true
 		}
 	}
+	if prog != nil && !s.runProgramTime(ctx, node, x.argv) {
+		rec.Interrupted, rec.ExitCode = true, -1
+		return 0, false
+	}
 	code := x.run(prog)
 	rec.ExitCode = code
 	_, _ = ch.Write(x.stdout.Bytes())

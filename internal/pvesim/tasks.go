@@ -33,6 +33,11 @@ type task struct {
 	// work (FaultTaskLateFailure), so it can run the error path its
 	// program runs at that point (qmcreate: the config is unlinked).
 	failsLate bool
+	// lead is the time before the worker's effect runs, work the time
+	// its effect spends holding the guest's lock (workLocked); span is
+	// the task's entry in the timeline.
+	lead, work time.Duration
+	span       int
 }
 
 // upidRE is PVE::UPID::decode's regex.
@@ -71,10 +76,12 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 	s.running[key]++
 	s.peak[key] = max(s.peak[key], s.running[key])
 
+	s.timeTaskLocked(c, t)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		timer := time.NewTimer(s.opts.TaskDuration)
+		defer s.endSpan(t.span)
+		timer := time.NewTimer(t.lead)
 		defer timer.Stop()
 		done := timer.C
 		if tf != nil && tf.Kind == FaultTaskHang {
