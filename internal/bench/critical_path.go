@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -52,6 +53,8 @@ type Attribution struct {
 	Group map[string]string
 	// Spans counts the spans attributed to each instance.
 	Spans map[string]int
+	// Log says which span went where, for BENCH_VERBOSE.
+	Log []string
 	// Unattributed are spans no instance's interval holds (with a node,
 	// kind and start, for the report).
 	Unattributed []pvesim.WorkSpan
@@ -101,6 +104,8 @@ func Attribute(spans []pvesim.WorkSpan, insts []Instance, times map[string]Inter
 			a.Unattributed = append(a.Unattributed, w)
 			continue
 		}
+		a.Log = append(a.Log, fmt.Sprintf("%s %s %s %.1f PVE s [%s +%.1fs] -> %s [%s +%.1fs]", w.Node, w.Kind, w.ID, w.PVESeconds,
+			w.Start.Format("15:04:05.000"), w.End.Sub(w.Start).Seconds(), best, times[best].Start.Format("15:04:05.000"), times[best].End.Sub(times[best].Start).Seconds()))
 		from := w.End.Add(-time.Duration(w.PVESeconds * scale * float64(time.Second)))
 		byInst[best] = append(byInst[best], [2]time.Time{from, w.End})
 		a.Spans[best]++

@@ -111,7 +111,7 @@ func StateInstances(path string) ([]Instance, error) {
 					break
 				}
 			}
-			for _, k := range []string{"vmid", "osd_id", "id", "name", "pool", "iface", "sid"} {
+			for _, k := range []string{"vmid", "vm_id", "osd_id", "id", "name", "pool", "iface", "sid", "dev", "device", "disk"} {
 				switch v := in.Attributes[k].(type) {
 				case string:
 					if v != "" {

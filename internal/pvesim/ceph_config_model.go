@@ -234,6 +234,7 @@ func (cs *cephState) bootDue() {
 		if d.BootAt == 0 || d.BootAt > cs.Clock {
 			continue
 		}
+		bootAt := d.BootAt
 		kind, id, _ := strings.Cut(name, ".")
 		switch kind {
 		case "osd":
@@ -250,7 +251,7 @@ func (cs *cephState) bootDue() {
 			// its peers: its copies are not complete until then.
 			cs.missedWrites(n, cs.Clock-d.DownAt)
 			cs.setOSDUp(n, true)
-			cs.restartBooted(n, d.BootAt)
+			cs.restartBooted(n, bootAt)
 		case "mon":
 			d.BootAt = 0
 			if m := cs.Mons[id]; m != nil {

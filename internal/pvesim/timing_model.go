@@ -105,9 +105,6 @@ var programPVESeconds = map[string]float64{
 	"ifreload": 3.0,
 	// update-ca-certificates rebuilds the bundle: ~1 s.
 	"update-ca-certificates": 1.0,
-	// ceph config set / osd set: real-lab 0.2–0.8 s.
-	"ceph config": 0.2,
-	"ceph osd":    0.5,
 }
 
 // haRoundSeconds is the CRM's and LRM's loop period: a new or changed HA

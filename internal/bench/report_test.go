@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type row struct {
+	scenario, phase string
+	m               measured
+	resources       int
+	critical        float64 // real seconds; 0 when not computed
+	criticalName    string
+	target          string
+	ok              bool
+}
+
+type report struct {
+	scale   float64
+	started time.Time
+	rows    []row
+}
+
+func (r *report) add(x row) { r.rows = append(r.rows, x) }
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "make bench: %s, %d CPUs, %s, time scale %.2f (real s per PVE s), %s\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.Version(), r.scale,
+		time.Since(r.started).Round(time.Second))
+	b.WriteString("| scenario | phase | requests | resources | req/resource | wall s | critical path s | wall/path | peak RSS MiB | CPU s | target | met |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	for _, x := range r.rows {
+		cp, ratio := "", ""
+		if x.critical > 0 {
+			cp = fmt.Sprintf("%.1f", x.critical)
+			if x.criticalName != "" {
+				cp += " (" + x.criticalName + ")"
+			}
+			ratio = fmt.Sprintf("%.2f", x.m.run.Duration.Seconds()/x.critical)
+		}
+		met := ""
+		if x.target != "" {
+			met = map[bool]string{true: "yes", false: "**no**"}[x.ok]
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.1f | %s | %s | %.0f | %.1f | %s | %s |\n",
+			x.scenario, x.phase, len(x.m.requests), x.resources, float64(len(x.m.requests))/float64(max(x.resources, 1)),
+			x.m.run.Duration.Seconds(), cp, ratio, x.m.rssMiB, x.m.cpuSec, x.target, met)
+	}
+	b.WriteString("\nRequests by kind (top 8 per run):\n\n")
+	for _, x := range r.rows {
+		fmt.Fprintf(&b, "%s, %s:\n```\n%s```\n", x.scenario, x.phase, Top(CountRequests(x.m.requests, x.m.nodes), 8))
+	}
+	return b.String()
+}

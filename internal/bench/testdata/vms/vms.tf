@@ -1,0 +1,43 @@
+# The large-plan scenario's guests, beside examples/homelab: var.bench_vms
+# stopped VMs with two disks each on local-lvm, spread over the nodes.
+
+variable "bench_vms" {
+  type    = number
+  default = 200
+}
+
+locals {
+  bench_vms = { for i in range(var.bench_vms) : tostring(1000 + i) => element(keys(local.nodes), i % 3) }
+}
+
+resource "pve_vm" "bench" {
+  for_each = local.bench_vms
+  node     = each.value
+  vmid     = tonumber(each.key)
+  name     = "bench-${each.key}"
+  cores    = 1
+  memory   = 1024
+  ostype   = "l26"
+  scsihw   = "virtio-scsi-single"
+  network = {
+    net0 = { bridge = "bridge0" }
+  }
+  started    = false
+  depends_on = [pve_node_network_config.lab]
+}
+
+resource "pve_vm_disk" "bench_system" {
+  for_each = local.bench_vms
+  vm_id    = pve_vm.bench[each.key].vmid
+  slot     = "scsi0"
+  storage  = "local-lvm"
+  size     = "4G"
+}
+
+resource "pve_vm_disk" "bench_data" {
+  for_each = local.bench_vms
+  vm_id    = pve_vm.bench[each.key].vmid
+  slot     = "scsi1"
+  storage  = "local-lvm"
+  size     = "8G"
+}
