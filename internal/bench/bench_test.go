@@ -144,10 +144,14 @@ func benchHomelab(t *testing.T, rep *report, scale float64) {
 	restart := measure(t, lab, true, "-json")
 	hosts, ideal := restartHosts(lab.Sim.Timeline(), scale)
 	down := lab.Sim.CephMaxHostsDownAtOnce()
+	// The rolling restart is the config resource's update; the CLI's own
+	// start and refresh (about a second, not scaled) are not part of it.
+	iv := ApplyTimes(restart.run.Output)["pve_ceph_config.osd"]
+	took := iv.End.Sub(iv.Start).Seconds()
 	rep.add(row{scenario: fmt.Sprintf("(d) rolling restart, %d OSDs on %d hosts", hosts.osds, hosts.hosts), phase: "apply",
-		m: restart, resources: n, critical: ideal, criticalName: "Σ restart+recovery",
-		target: fmt.Sprintf("wall ≤ 1.1 × Σ(restart + recovery); max hosts down %d (≤ 1)", down),
-		ok:     restart.run.Duration.Seconds() <= 1.1*ideal && down <= 1})
+		m: restart, resources: n, critical: ideal, criticalName: "Σ restart+recovery", timed: took, timedName: "pve_ceph_config.osd",
+		target: fmt.Sprintf("restart ≤ 1.1 × Σ(restart + recovery); max hosts down %d (≤ 1)", down),
+		ok:     took <= 1.1*ideal && down <= 1})
 }
 
 type restartCount struct{ osds, hosts int }

@@ -13,8 +13,12 @@ type row struct {
 	resources       int
 	critical        float64 // real seconds; 0 when not computed
 	criticalName    string
-	target          string
-	ok              bool
+	// timed is what the ratio compares with critical when it is not the
+	// CLI's wall time: one resource's apply (timedName), in seconds.
+	timed     float64
+	timedName string
+	target    string
+	ok        bool
 }
 
 type report struct {
@@ -40,6 +44,9 @@ func (r *report) markdown() string {
 				cp += " (" + x.criticalName + ")"
 			}
 			ratio = fmt.Sprintf("%.2f", x.m.run.Duration.Seconds()/x.critical)
+			if x.timed > 0 {
+				ratio = fmt.Sprintf("%.2f (%s %.1f s)", x.timed/x.critical, x.timedName, x.timed)
+			}
 		}
 		met := ""
 		if x.target != "" {
