@@ -26,8 +26,8 @@ import (
 // context when the apply was cancelled.
 
 var (
-	// restartPollFirst is the first interval between checks while waiting;
-	// it grows by half up to restartPollMax.
+	// restartPollFirst is the shortest interval between checks while
+	// waiting; restartPollMax the longest (restartPacer).
 	restartPollFirst = 250 * time.Millisecond
 	restartPollMax   = 5 * time.Second
 	// restartWait bounds each wait (for ok-to-stop, a daemon to come up,
@@ -59,6 +59,7 @@ type restarter struct {
 	noGroups     bool // osd set-group is unknown to this Ceph
 
 	steps []restartStep // what was restarted, in order
+	pace  restartPacer
 }
 
 // rollingRestart restarts daemons host by host. It returns when all run
@@ -152,9 +153,9 @@ func (r *restarter) healthGate(ctx context.Context) error {
 
 // waitFor polls check until it reports done, an error, HEALTH_ERR, the
 // wait's timeout or ctx's end.
-func (r *restarter) waitFor(ctx context.Context, what string, check func(context.Context) (bool, string, error)) error {
-	deadline := time.Now().Add(restartWait)
-	poll := restartPollFirst
+func (r *restarter) waitFor(ctx context.Context, kind waitKind, what string, check func(context.Context) (bool, string, error)) error {
+	start := time.Now()
+	deadline := start.Add(restartWait)
 	last := ""
 	for {
 		done, msg, err := check(ctx)
@@ -171,6 +172,7 @@ func (r *restarter) waitFor(ctx context.Context, what string, check func(context
 			return err
 		}
 		if done {
+			r.pace.took(kind, time.Since(start))
 			return nil
 		}
 		last = msg
@@ -187,9 +189,8 @@ func (r *restarter) waitFor(ctx context.Context, what string, check func(context
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("cancelled while waiting for %s (%s): %w", what, last, ctx.Err())
-		case <-time.After(poll):
+		case <-time.After(r.pace.next(kind, time.Since(start))):
 		}
-		poll = min(poll*3/2, restartPollMax)
 	}
 }
 
@@ -210,7 +211,7 @@ func (r *restarter) restartOSDs(ctx context.Context, host string, osds []cephDae
 		return err
 	}
 	tflog.Info(ctx, "Ceph rolling restart: waiting until the host's OSDs are ok to stop", map[string]any{"host": host, "osds": names})
-	err := r.waitFor(ctx, fmt.Sprintf("ceph osd ok-to-stop %s (host %s)", names, host), func(ctx context.Context) (bool, string, error) {
+	err := r.waitFor(ctx, waitOSDsOkToStop, fmt.Sprintf("ceph osd ok-to-stop %s (host %s)", names, host), func(ctx context.Context) (bool, string, error) {
 		return r.ceph.okToStop(ctx, ids)
 	})
 	if err != nil {
@@ -227,7 +228,7 @@ func (r *restarter) restartOSDs(ctx context.Context, host string, osds []cephDae
 	if _, err := r.ex.Run(ctx, host, nodeexec.Cmd("systemctl", append([]string{"restart"}, units...)...)); err != nil {
 		return fmt.Errorf("restart the OSDs on %s: %w", host, err)
 	}
-	err = r.waitFor(ctx, fmt.Sprintf("%s on %s to come up", names, host), func(ctx context.Context) (bool, string, error) {
+	err = r.waitFor(ctx, waitOSDsUp, fmt.Sprintf("%s on %s to come up", names, host), func(ctx context.Context) (bool, string, error) {
 		d, err := r.ceph.osdDump(ctx)
 		if err != nil {
 			return false, "", err
@@ -260,7 +261,7 @@ func (r *restarter) restartOSDs(ctx context.Context, host string, osds []cephDae
 		return err
 	}
 	if r.waitClean {
-		return r.waitFor(ctx, "all placement groups to be active+clean", r.ceph.pgsActiveClean)
+		return r.waitFor(ctx, waitPGsClean, "all placement groups to be active+clean", r.ceph.pgsActiveClean)
 	}
 	return nil
 }
@@ -351,7 +352,7 @@ func (r *restarter) restartDaemon(ctx context.Context, d cephDaemon) error {
 		return err
 	}
 	if d.Kind == "mon" {
-		err := r.waitFor(ctx, "ceph mon ok-to-stop "+d.ID, func(ctx context.Context) (bool, string, error) {
+		err := r.waitFor(ctx, waitMonOkToStop, "ceph mon ok-to-stop "+d.ID, func(ctx context.Context) (bool, string, error) {
 			return r.ceph.monOkToStop(ctx, d.ID)
 		})
 		if err != nil {
@@ -362,7 +363,7 @@ func (r *restarter) restartDaemon(ctx context.Context, d cephDaemon) error {
 	if _, err := r.ex.Run(ctx, d.Host, nodeexec.Cmd("systemctl", "restart", d.Unit())); err != nil {
 		return fmt.Errorf("restart %s on %s: %w", d.Name(), d.Host, err)
 	}
-	return r.waitFor(ctx, d.Name()+" on "+d.Host+" to be back", func(ctx context.Context) (bool, string, error) {
+	return r.waitFor(ctx, waitKind("back:"+d.Kind), d.Name()+" on "+d.Host+" to be back", func(ctx context.Context) (bool, string, error) {
 		var back bool
 		var err error
 		if d.Kind == "mon" {

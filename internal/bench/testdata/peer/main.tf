@@ -3,6 +3,14 @@
 # options, and 30 stopped VMs with two SCSI disks each. The same work was
 # measured with bpg/proxmox v0.111: apply 317 requests, no-change plan 190.
 
+terraform {
+  required_providers {
+    pve = {
+      source = "pvelab/pve"
+    }
+  }
+}
+
 provider "pve" {
   endpoint        = var.nodes[var.founding_node].endpoint
   username        = "root@pam"
@@ -34,11 +42,11 @@ resource "pve_node_network" "bridge" {
 }
 
 resource "pve_node_network" "vlan" {
-  for_each = local.nodes
-  node     = each.key
-  iface    = "vmbr1.70"
-  type     = "vlan"
-  cidr     = "10.70.0.${each.value}/24"
+  for_each   = local.nodes
+  node       = each.key
+  iface      = "vmbr1.70"
+  type       = "vlan"
+  cidr       = "10.70.0.${each.value}/24"
   depends_on = [pve_node_network.bridge]
 }
 

@@ -1,5 +1,6 @@
 # The large-plan scenario's guests, beside examples/homelab: var.bench_vms
-# stopped VMs with two disks each on local-lvm, spread over the nodes.
+# stopped VMs with two disks each on local-lvm, spread over the nodes once
+# they are in the cluster (PVE refuses to join a node that has guests).
 
 variable "bench_vms" {
   type    = number
@@ -23,7 +24,7 @@ resource "pve_vm" "bench" {
     net0 = { bridge = "bridge0" }
   }
   started    = false
-  depends_on = [pve_node_network_config.lab]
+  depends_on = [pve_cluster_node.member]
 }
 
 resource "pve_vm_disk" "bench_system" {
