@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,8 +100,24 @@ func criticalPath(t *testing.T, lab *acctest.Lab, m measured, scale float64) (fl
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := Attribute(lab.Sim.Timeline(), insts, ApplyTimes(m.run.Output), scale)
+	times := ApplyTimes(m.run.Output)
+	a := Attribute(lab.Sim.Timeline(), insts, times, scale)
 	if os.Getenv("BENCH_VERBOSE") != "" {
+		var t0 time.Time
+		for _, iv := range times {
+			if t0.IsZero() || iv.Start.Before(t0) {
+				t0 = iv.Start
+			}
+		}
+		addrs := make([]string, 0, len(times))
+		for addr := range times {
+			addrs = append(addrs, addr)
+		}
+		sort.Slice(addrs, func(i, j int) bool { return times[addrs[i]].Start.Before(times[addrs[j]].Start) })
+		for _, addr := range addrs {
+			iv := times[addr]
+			t.Logf("interval +%6.2fs %6.2fs (work %5.2fs real)  %s", iv.Start.Sub(t0).Seconds(), iv.End.Sub(iv.Start).Seconds(), a.Work[addr]*scale, addr)
+		}
 		for addr, w := range a.Work {
 			t.Logf("work %6.1f PVE s  %2d spans  %s %s", w, a.Spans[addr], addr, a.Group[addr])
 		}
