@@ -51,6 +51,10 @@ type haConfig struct {
 	// (SetHAStartFails). Test settings, not persisted.
 	crmDelay  time.Duration
 	failStart map[string]bool
+	// queued is when the CRM first could see each resource it does not
+	// manage yet: it takes one up at its next round (haDelay).
+	queued   map[string]time.Time
+	managing bool // haTickLocked runs a round for what was queued
 }
 
 // haSection is one section of a section config: its type and options as

@@ -44,6 +44,9 @@ func (s *Sim) haManageLocked(listener string, h *haConfig) {
 			target = "started"
 		}
 		svc := h.Services[sid]
+		if svc == nil && !s.haTakenUpLocked(h, sid, node, now) {
+			continue // queued until the CRM's next round
+		}
 		if svc == nil {
 			// A new service starts out as its guest is.
 			svc = &haService{State: "stopped"}
@@ -61,6 +64,32 @@ func (s *Sim) haManageLocked(listener string, h *haConfig) {
 	s.haTickLocked(h)
 }
 
+// haTakenUpLocked reports whether the CRM has taken up a resource it does
+// not manage yet: at once without an HA delay, else one round (haDelay)
+// after it first could see it, as pve-ha-crm's loop does (a new resource
+// shows "queued" until then).
+func (s *Sim) haTakenUpLocked(h *haConfig, sid, node string, now time.Time) bool {
+	d := s.haDelay(h)
+	if d <= 0 {
+		delete(h.queued, sid)
+		return true
+	}
+	if h.queued == nil {
+		h.queued = map[string]time.Time{}
+	}
+	since, ok := h.queued[sid]
+	if !ok {
+		h.queued[sid] = now
+		return false
+	}
+	if now.Before(since.Add(d)) {
+		return false
+	}
+	delete(h.queued, sid)
+	s.recordHASpan(node, sid, since, d)
+	return true
+}
+
 // haRequestState is the resource's request state with PVE's defaults
 // (unset and `enabled` are `started`).
 func haRequestState(r *haSection) string {
@@ -76,6 +105,18 @@ func haRequestState(r *haSection) string {
 // for a start that SetHAStartFails made fail.
 func (s *Sim) haTickLocked(h *haConfig) {
 	now := time.Now()
+	if h.MasterNode != "" && !h.managing {
+		for _, since := range h.queued {
+			if !now.Before(since.Add(s.haDelay(h))) {
+				// A round passed for what was queued: the CRM takes it up
+				// (and comes back here with nothing due).
+				h.managing = true
+				s.haManageLocked(h.MasterNode, h)
+				h.managing = false
+				return
+			}
+		}
+	}
 	delay := s.haDelay(h)
 	for sid, svc := range h.Services {
 		if svc.Target == "" || svc.State == svc.Target || now.Before(svc.Since.Add(delay)) {

@@ -214,8 +214,9 @@ func TestHACRMDelayAndErrorState(t *testing.T) {
 		t.Fatal("no service entry")
 		return nil
 	}
-	if e := svc(); e["state"] != "starting" || e["crm_state"] != "stopped" || e["request_state"] != "started" {
-		t.Fatalf("pending start: %v", e)
+	// The CRM takes a new resource up at its next round: queued until then.
+	if e := svc(); e["state"] != "queued" || e["crm_state"] != nil || e["request_state"] != "started" {
+		t.Fatalf("new resource before the CRM's round: %v", e)
 	}
 	if st, _ := s.GuestStatus(100); st != "stopped" {
 		t.Fatalf("guest started before the CRM acted: %s", st)

@@ -51,7 +51,11 @@ const (
 	// guest to the requested state (PVE's CRM acts within about 10 s, a
 	// guest start or shutdown can take minutes).
 	crmDefaultTimeout = 5 * time.Minute
-	crmPollInterval   = 2 * time.Second
+	// The status is checked after a quarter of the time waited so far,
+	// from crmPollFirst up to crmPollInterval: the CRM acts at its next
+	// round (0–10 s), so a wait is seen over within a quarter of itself.
+	crmPollFirst    = 250 * time.Millisecond
+	crmPollInterval = 2 * time.Second
 )
 
 var (
@@ -440,6 +444,7 @@ func waitCRM(ctx context.Context, c *pve.Client, sid, req string, timeout time.D
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	last := "unknown"
+	start := time.Now()
 	for {
 		st, err := c.HAStatus(ctx)
 		if err != nil {
@@ -466,7 +471,7 @@ func waitCRM(ctx context.Context, c *pve.Client, sid, req string, timeout time.D
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the HA manager did not report %s as %s within %s (last state: %s)", sid, want, timeout, last)
-		case <-time.After(crmPollInterval):
+		case <-time.After(min(max(time.Since(start)/4, crmPollFirst), crmPollInterval)):
 		}
 	}
 }
