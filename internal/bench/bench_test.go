@@ -60,6 +60,7 @@ type measured struct {
 	rssMiB   float64
 	cpuSec   float64
 	nodes    []string
+	start    time.Time // when the CLI was started
 }
 
 func measure(t *testing.T, lab *acctest.Lab, apply bool, args ...string) measured {
@@ -67,6 +68,7 @@ func measure(t *testing.T, lab *acctest.Lab, apply bool, args ...string) measure
 	lab.Sim.ResetRequests()
 	lab.Sim.ResetTimeline()
 	ps := StartProcSampler("terraform-provi")
+	start := time.Now()
 	var r *acctest.LabRun
 	if apply {
 		r = lab.Apply(args...)
@@ -74,7 +76,7 @@ func measure(t *testing.T, lab *acctest.Lab, apply bool, args ...string) measure
 		r = lab.Plan(args...)
 	}
 	rss, cpu := ps.Stop()
-	m := measured{run: r, requests: lab.Sim.Requests(), rssMiB: rss, cpuSec: cpu, nodes: lab.Nodes}
+	m := measured{run: r, requests: lab.Sim.Requests(), rssMiB: rss, cpuSec: cpu, nodes: lab.Nodes, start: start}
 	switch {
 	case apply && r.ExitCode != 0:
 		t.Fatalf("apply failed (%d):\n%s", r.ExitCode, tail(r.Output, 60))

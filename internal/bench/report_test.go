@@ -56,9 +56,53 @@ func (r *report) markdown() string {
 			x.scenario, x.phase, len(x.m.requests), x.resources, float64(len(x.m.requests))/float64(max(x.resources, 1)),
 			x.m.run.Duration.Seconds(), cp, ratio, x.m.rssMiB, x.m.cpuSec, x.target, met)
 	}
+	b.WriteString("\nWhere an apply's wall time goes (from `apply -json`): the CLI's start, refresh and plan before the\n" +
+		"first resource starts, the resources, and the CLI's finish after the last one:\n\n")
+	for _, x := range r.rows {
+		if p, ok := phasesOf(x.m); ok {
+			fmt.Fprintf(&b, "- %s, %s: before the first resource %.1f s and %d requests; resources %.1f s; after the last %.1f s\n",
+				x.scenario, x.phase, p.before, p.beforeRequests, p.resources, p.after)
+		}
+	}
 	b.WriteString("\nRequests by kind (top 8 per run):\n\n")
 	for _, x := range r.rows {
 		fmt.Fprintf(&b, "%s, %s:\n```\n%s```\n", x.scenario, x.phase, Top(CountRequests(x.m.requests, x.m.nodes), 8))
 	}
 	return b.String()
+}
+
+// applyPhases splits an apply's wall time at its first resource's start
+// and its last resource's end.
+type applyPhases struct {
+	before, resources, after float64 // seconds
+	beforeRequests           int
+}
+
+func phasesOf(m measured) (applyPhases, bool) {
+	if m.run == nil || m.start.IsZero() {
+		return applyPhases{}, false
+	}
+	var first, last time.Time
+	for _, iv := range ApplyTimes(m.run.Output) {
+		if first.IsZero() || iv.Start.Before(first) {
+			first = iv.Start
+		}
+		if iv.End.After(last) {
+			last = iv.End
+		}
+	}
+	if first.IsZero() {
+		return applyPhases{}, false
+	}
+	p := applyPhases{
+		before:    first.Sub(m.start).Seconds(),
+		resources: last.Sub(first).Seconds(),
+		after:     m.start.Add(m.run.Duration).Sub(last).Seconds(),
+	}
+	for _, q := range m.requests {
+		if q.Time.Before(first) {
+			p.beforeRequests++
+		}
+	}
+	return p, true
 }
