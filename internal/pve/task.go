@@ -48,7 +48,9 @@ type TaskResult struct {
 	UPID       UPID
 	ExitStatus string // "OK" or "WARNINGS: n"
 	Warnings   int
-	Log        []string
+	// Log is the task log of a task that ended with warnings; for one that
+	// ended "OK" it is nil unless ReadTaskLog read it.
+	Log []string
 }
 
 // WarningLines returns log lines that look like warnings, so callers can
@@ -95,8 +97,10 @@ func (e *TaskError) Error() string {
 }
 
 // WaitTask polls the task until it stops and returns its result. A task that
-// ends with "WARNINGS: n" is a success (with Warnings = n); any other exit
-// status other than "OK" is a *TaskError carrying the task log. If ctx ends
+// ends with "WARNINGS: n" is a success (with Warnings = n) carrying the task
+// log; any other exit status other than "OK" is a *TaskError carrying the
+// task log. The log of a task that ended "OK" is not read (one request per
+// task saved); a caller that needs it asks with ReadTaskLog. If ctx ends
 // first the error names the UPID, because the task keeps running on the node.
 //
 //pve:operation GET /nodes/{node}/tasks/{upid}/status
@@ -147,11 +151,12 @@ func (c *Client) Await(ctx context.Context, upid string, err error) (*TaskResult
 }
 
 func (c *Client) finishTask(ctx context.Context, u UPID, exit string) (*TaskResult, error) {
+	if exit == "OK" {
+		return &TaskResult{UPID: u, ExitStatus: exit}, nil
+	}
 	// The log is best effort: a failed log read must not hide the outcome.
-	lines, _ := c.TaskLog(ctx, u, 0, 1000)
+	lines, _ := c.TaskLog(ctx, u, 0, taskLogLines)
 	switch {
-	case exit == "OK":
-		return &TaskResult{UPID: u, ExitStatus: exit, Log: lines}, nil
 	case strings.HasPrefix(exit, "WARNINGS:"):
 		n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(exit, "WARNINGS:")))
 		if err == nil {
@@ -162,6 +167,27 @@ func (c *Client) finishTask(ctx context.Context, u UPID, exit string) (*TaskResu
 		exit = "unknown exit status"
 	}
 	return nil, &TaskError{UPID: u, ExitStatus: exit, Log: lines}
+}
+
+// taskLogLines is how many lines of a task log are read.
+const taskLogLines = 1000
+
+// ReadTaskLog reads the log of a finished task into res.Log, unless it is
+// there already (a task that warned): WaitTask does not read the log of a
+// task that ended "OK". For callers that use a successful task's log (the
+// closing line of a migration).
+//
+//pve:operation GET /nodes/{node}/tasks/{upid}/log
+func (c *Client) ReadTaskLog(ctx context.Context, res *TaskResult) error {
+	if res == nil || res.Log != nil {
+		return nil
+	}
+	lines, err := c.TaskLog(ctx, res.UPID, 0, taskLogLines)
+	if err != nil {
+		return err
+	}
+	res.Log = lines
+	return nil
 }
 
 // TaskLog reads lines [start, start+limit) of a task log.

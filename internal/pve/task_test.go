@@ -51,8 +51,14 @@ func TestParseUPID(t *testing.T) {
 // taskServer serves a task that is "running" for `running` polls, then
 // stopped with exit; the log has the given lines.
 func taskServer(t *testing.T, running int32, exit string, lines []string) (*Client, *atomic.Int32) {
+	c, polls, _ := taskServerLogs(t, running, exit, lines)
+	return c, polls
+}
+
+// taskServerLogs is taskServer that also counts the log reads.
+func taskServerLogs(t *testing.T, running int32, exit string, lines []string) (*Client, *atomic.Int32, *atomic.Int32) {
 	t.Helper()
-	var polls atomic.Int32
+	var polls, logReads atomic.Int32
 	base := "/api2/json/nodes/pve1/tasks/" + testUPID
 	ts := newTLSServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -64,6 +70,7 @@ func taskServer(t *testing.T, running int32, exit string, lines []string) (*Clie
 			}
 			writeJSON(w, 200, fmt.Sprintf(`{"data":{"upid":%q,"node":"pve1","pid":238321,"pstart":"28624342","starttime":"1738650307","status":"stopped","exitstatus":%q}}`, testUPID, exit))
 		case base + "/log":
+			logReads.Add(1)
 			if q := r.URL.Query(); q.Get("start") != "0" || q.Get("limit") != "1000" {
 				t.Errorf("log query = %q", r.URL.RawQuery)
 			}
@@ -82,31 +89,39 @@ func taskServer(t *testing.T, running int32, exit string, lines []string) (*Clie
 			http.NotFound(w, r)
 		}
 	}))
-	return clientFor(t, ts, Config{}), &polls
+	return clientFor(t, ts, Config{}), &polls, &logReads
 }
 
+// A task that ended OK costs its status reads only: its log is read when
+// the caller asks (ReadTaskLog), once.
 func TestWaitTaskOK(t *testing.T) {
-	c, polls := taskServer(t, 3, "OK", []string{"starting", "TASK OK"})
+	c, polls, logReads := taskServerLogs(t, 3, "OK", []string{"starting", "TASK OK"})
 	res, err := c.WaitTask(context.Background(), testUPID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ExitStatus != "OK" || res.Warnings != 0 || len(res.Log) != 2 || res.UPID.Type != "srvreload" {
+	if res.ExitStatus != "OK" || res.Warnings != 0 || res.Log != nil || res.UPID.Type != "srvreload" {
 		t.Fatalf("result = %+v", res)
 	}
-	if polls.Load() != 4 {
-		t.Errorf("polls = %d, want 4", polls.Load())
+	if polls.Load() != 4 || logReads.Load() != 0 {
+		t.Errorf("polls = %d, log reads = %d, want 4 and 0", polls.Load(), logReads.Load())
+	}
+	if err := c.ReadTaskLog(context.Background(), res); err != nil || len(res.Log) != 2 || res.Log[1] != "TASK OK" {
+		t.Fatalf("ReadTaskLog: %v, log %q", err, res.Log)
+	}
+	if err := c.ReadTaskLog(context.Background(), res); err != nil || logReads.Load() != 1 {
+		t.Errorf("a second ReadTaskLog: %v, log reads = %d, want 1", err, logReads.Load())
 	}
 }
 
 func TestWaitTaskWarnings(t *testing.T) {
-	c, _ := taskServer(t, 0, "WARNINGS: 2", []string{"WARN: a", "warning: vmbr0: b", "TASK WARNINGS: 2"})
+	c, _, logReads := taskServerLogs(t, 0, "WARNINGS: 2", []string{"WARN: a", "warning: vmbr0: b", "TASK WARNINGS: 2"})
 	res, err := c.WaitTask(context.Background(), testUPID)
 	if err != nil {
 		t.Fatalf("WARNINGS must be success, got %v", err)
 	}
-	if res.Warnings != 2 || res.ExitStatus != "WARNINGS: 2" || len(res.WarningLines()) != 2 {
-		t.Fatalf("result = %+v, warning lines %q", res, res.WarningLines())
+	if res.Warnings != 2 || res.ExitStatus != "WARNINGS: 2" || len(res.WarningLines()) != 2 || logReads.Load() != 1 {
+		t.Fatalf("result = %+v, warning lines %q, log reads %d", res, res.WarningLines(), logReads.Load())
 	}
 }
 

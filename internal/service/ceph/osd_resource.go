@@ -433,7 +433,7 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	taskErr := err
 	if res != nil {
-		tflog.Debug(ctx, "OSD create task log", map[string]any{"upid": upid, "log": strings.Join(res.Log, "\n")})
+		tflog.Debug(ctx, "OSD create task finished", map[string]any{"upid": upid, "exitstatus": res.ExitStatus, "log": strings.Join(res.Log, "\n")})
 	}
 	disks, err = c.ListDisks(ctx, node, false)
 	if err != nil {

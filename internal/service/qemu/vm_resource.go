@@ -839,7 +839,13 @@ func (r *vmResource) migrate(ctx context.Context, c *pve.Client, node, target st
 		framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
 		return false
 	}
-	addMigrationReport(&resp.Diagnostics, vmid, node, target, online, time.Since(migStart), migRes)
+	took := time.Since(migStart)
+	// The report quotes the task's closing line: its log, read only here
+	// (WaitTask reads the log of failed and warning tasks only).
+	if err := c.ReadTaskLog(ctx, migRes); err != nil {
+		tflog.Debug(ctx, "reading the migration's task log failed", map[string]any{"error": err.Error()})
+	}
+	addMigrationReport(&resp.Diagnostics, vmid, node, target, online, took, migRes)
 	return true
 }
 
