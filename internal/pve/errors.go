@@ -115,6 +115,56 @@ func (e *APIError) IsNotFoundStatus() bool {
 	return false
 }
 
+// deterministicTexts are parts of PVE's messages (5xx included) that no
+// second try changes within a request's retries: the object or the
+// prerequisite is missing, or the request itself is wrong. Sources:
+//   - "no such ": PVE's own look-ups (pve-ha-manager "no such resource
+//     'vm:100'", "no such ha group", "no such ha rule"; pve-manager "no such
+//     OSD", "no such monitor id"; pve-cluster "no such cluster node";
+//     pve-storage "no such volume group"); lower case, so the errno text
+//     "No such file or directory" of a briefly unmounted /etc/pve is not
+//     one of them;
+//   - "hostname lookup '...' failed" (pve-common PVE::Network, for a node
+//     the cluster does not list);
+//   - "binary not installed", "pveceph configuration not initialized",
+//     "ceph not fully configured" (pve-manager PVE::Ceph::Tools before
+//     pveceph install, init and the admin keyring);
+//   - "rados_connect failed - No such file or directory" (no monitor to
+//     connect to yet) and Ceph's "unrecognized pool" (ENOENT from
+//     mon_command);
+//   - "Parameter verification failed" (pve-common's parameter check).
+var deterministicTexts = []string{
+	"no such ", "hostname lookup '",
+	"binary not installed", "pveceph configuration not initialized", "ceph not fully configured",
+	"rados_connect failed - No such file or directory", "unrecognized pool",
+	"Parameter verification failed",
+}
+
+// Deterministic reports whether the answer is one that sending the same
+// request again cannot change: any 4xx, 501, a not-found answer, an
+// answer with per-parameter errors, or a 5xx whose message says an object
+// or a prerequisite is missing (deterministicTexts). PVE dies with 500
+// for most of these, the same code a restarting pveproxy or a lock
+// timeout gives; retrying them only delays the caller, who may be
+// waiting for exactly this answer (ceph.conf before init, a pool before
+// its create). A lock timeout is never deterministic.
+func (e *APIError) Deterministic() bool {
+	switch {
+	case e.IsLockTimeout():
+		return false
+	case e.StatusCode < 500, e.StatusCode == http.StatusNotImplemented:
+		return true
+	case e.IsNotFoundStatus(), len(e.Errors) > 0:
+		return true
+	}
+	for _, t := range deterministicTexts {
+		if strings.Contains(e.Message, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsLockTimeout reports whether PVE failed to take a lock in time: a file
 // lock ("can't lock file '/var/lock/...' - got timeout", pve-common
 // lock_file_full) or a pmxcfs lock ("create pool failed: cfs-lock

@@ -28,8 +28,9 @@ var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 5, BaseDelay: 250 * time.Milli
 // may be sent again.
 //
 // Reads (GET) are retried on transient failures: broken or timed-out
-// connections, 5xx (except 501 "not implemented" and not-found answers), and
-// PVE's proxy errors 595/596.
+// connections, 5xx, and PVE's proxy errors 595/596; not on answers a
+// second try cannot change (APIError.Deterministic: 501, not found, "no
+// such ...", Ceph not installed or initialised, parameter errors).
 //
 // Writes (POST, PUT, DELETE) are retried only when the request provably had
 // no effect: the connection was never established, or PVE answered with a
@@ -59,22 +60,9 @@ func (p RetryPolicy) Retryable(method string, err error) bool {
 		if apiErr.IsLockTimeout() {
 			return true
 		}
-		if !read {
-			return false
-		}
-		switch {
-		case apiErr.StatusCode < 500:
-			return false
-		case apiErr.StatusCode == http.StatusNotImplemented:
-			return false
-		case apiErr.IsNotFoundStatus():
-			return false
-		case IsCephNotInitialized(apiErr):
-			// A definite answer (no /etc/pve/ceph.conf yet): retrying it
-			// only spends the attempts a transient 5xx after it needs.
-			return false
-		}
-		return true
+		// A definite answer (no /etc/pve/ceph.conf yet, no such HA
+		// resource): retrying it only delays the caller.
+		return read && !apiErr.Deterministic()
 	}
 	var ce *ConnectError
 	if errors.As(err, &ce) && ce.Dial {

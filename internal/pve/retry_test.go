@@ -52,6 +52,26 @@ func TestRetryable(t *testing.T) {
 		{"DELETE 596", "DELETE", &APIError{StatusCode: 596}, false},
 		{"GET 501", "GET", &APIError{StatusCode: 501}, false},
 		{"GET 500 not found", "GET", gone, false},
+		// PVE's deterministic 500s: what is missing stays missing within
+		// a request's retries.
+		{"GET HA resource missing", "GET", &APIError{StatusCode: 500, Message: "no such resource 'vm:100'"}, false},
+		{"GET HA rule missing", "GET", &APIError{StatusCode: 500, Message: "no such ha rule 'r1'"}, false},
+		{"GET OSD missing", "GET", &APIError{StatusCode: 500, Message: "no such OSD '7'"}, false},
+		{"GET cluster node missing", "GET", &APIError{StatusCode: 500, Message: "no such cluster node 'pve9'"}, false},
+		{"GET unknown node", "GET", &APIError{StatusCode: 500, Message: "hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known"}, false},
+		{"GET ceph not installed", "GET", &APIError{StatusCode: 500, Message: "binary not installed: /usr/bin/ceph-mon"}, false},
+		{"GET ceph not initialised", "GET", &APIError{StatusCode: 500, Message: "pveceph configuration not initialized - missing '/etc/pve/ceph.conf', missing '/etc/pve/ceph'"}, false},
+		{"GET ceph no keyring", "GET", &APIError{StatusCode: 500, Message: "ceph not fully configured - missing '/etc/pve/priv/ceph.client.admin.keyring'"}, false},
+		{"GET no monitor", "GET", &APIError{StatusCode: 500, Message: "rados_connect failed - No such file or directory"}, false},
+		{"GET pool missing", "GET", &APIError{StatusCode: 500, Message: "mon_command failed - unrecognized pool 'rbd'"}, false},
+		{"GET 500 parameter errors", "GET", &APIError{StatusCode: 500, Message: "unable to apply", Errors: map[string]string{"vmid": "invalid"}}, false},
+		// Transient ones still are retried: /etc/pve briefly unmounted (a
+		// pve-cluster restart), Ceph's monitors without quorum, a proxy
+		// restarting.
+		{"GET pmxcfs restarting", "GET", &APIError{StatusCode: 500, Message: "unable to open file '/etc/pve/nodes/pve1/qemu-server/100.conf' - No such file or directory"}, true},
+		{"GET ceph no quorum", "GET", &APIError{StatusCode: 500, Message: "got timeout"}, true},
+		{"GET rados timeout", "GET", &APIError{StatusCode: 500, Message: "rados_connect failed - Connection timed out"}, true},
+		{"GET proxy refused", "GET", &APIError{StatusCode: 595, Message: "Connection refused"}, true},
 		{"GET lock", "GET", lock, true},
 		{"POST lock", "POST", lock, true},
 		{"PUT lock", "PUT", netLock, true},
@@ -153,6 +173,24 @@ func TestRetryBehaviour(t *testing.T) {
 		var ae *APIError
 		if !errors.As(err, &ae) || ae.StatusCode != 502 || int(n.Load()) != fastRetry.MaxAttempts {
 			t.Fatalf("err=%v requests=%d, want 502 after %d", err, n.Load(), fastRetry.MaxAttempts)
+		}
+	})
+	t.Run("GET deterministic 500 sent once", func(t *testing.T) {
+		c, n := countingServer(t, respond(500, `{"data":null,"message":"no such resource 'vm:100'\n"}`), ok)
+		if err := c.Get(ctx, "/cluster/ha/resources/vm:100", nil, nil); !IsHANotFound(err) || n.Load() != 1 {
+			t.Fatalf("err=%v requests=%d, want the HA not-found after 1 request", err, n.Load())
+		}
+	})
+	t.Run("GET ceph not installed sent once", func(t *testing.T) {
+		c, n := countingServer(t, respond(500, `{"data":null,"message":"binary not installed: /usr/bin/ceph-mon\n"}`), ok)
+		if err := c.Get(ctx, "/nodes/n1/ceph/cfg/raw", nil, nil); !IsCephNotSetUp(err) || n.Load() != 1 {
+			t.Fatalf("err=%v requests=%d, want Ceph not set up after 1 request", err, n.Load())
+		}
+	})
+	t.Run("GET lock timeout then 200", func(t *testing.T) {
+		c, n := countingServer(t, respond(500, `{"data":null,"message":"got timeout\n"}`), ok)
+		if err := c.Get(ctx, "/nodes/n1/ceph/osd", nil, nil); err != nil || n.Load() != 2 {
+			t.Fatalf("err=%v requests=%d, want success after 2", err, n.Load())
 		}
 	})
 	t.Run("GET 400 not retried", func(t *testing.T) {
