@@ -195,6 +195,10 @@ func (p *pveProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	}
 	cfg.UserAgent = "terraform-provider-pve/" + p.version
 	cfg.ReadOnly = p.readOnly
+	// One record of task lengths for the endpoint's client and the
+	// standalone nodes' (standaloneConfig copies cfg): a type timed on one
+	// node paces the waits on every node.
+	cfg.TaskTimes = pve.NewTaskTimes()
 	cfg.Logger = func(msg string, kv ...any) { tflog.Debug(ctx, msg, kvFields(kv)) }
 	// pd is set below, before any resource can send a write.
 	var pd *framework.ProviderData

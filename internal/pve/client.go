@@ -50,9 +50,15 @@ type Config struct {
 	MaxParallelPerNode int
 	// Retry is the retry policy; the zero value means DefaultRetryPolicy.
 	Retry RetryPolicy
-	// TaskPollInterval is the first task poll delay (default 200ms); it grows
-	// by 1.5x per poll up to 2s.
+	// TaskPollInterval is the shortest wait between a task's status reads
+	// while tasks of its type have not been timed yet, and the wait before
+	// the first (default 200ms). See TaskTimes.
 	TaskPollInterval time.Duration
+	// TaskTimes records how long tasks of each type took, so that a task
+	// is read when one of its type is due to end (about one status read
+	// per task). Share one between all clients of a provider; nil gives
+	// the client a record of its own.
+	TaskTimes *TaskTimes
 	// UserAgent is sent with every request.
 	UserAgent string
 	// Logger, if set, receives retry and task-progress messages with
@@ -69,12 +75,10 @@ type Config struct {
 }
 
 const (
-	defaultRequestTimeout   = 60 * time.Second
-	defaultMaxParallel      = 4
-	defaultTaskPollInterval = 200 * time.Millisecond
-	maxTaskPollInterval     = 2 * time.Second
-	maxResponseBytes        = 64 << 20
-	apiPrefix               = "/api2/json"
+	defaultRequestTimeout = 60 * time.Second
+	defaultMaxParallel    = 4
+	maxResponseBytes      = 64 << 20
+	apiPrefix             = "/api2/json"
 )
 
 // Client talks to one PVE endpoint. It is safe for concurrent use.
@@ -89,10 +93,11 @@ type Client struct {
 	pin   []byte
 	roots *x509.CertPool
 
-	http         *http.Client
-	retry        RetryPolicy
-	pollInterval time.Duration
-	maxParallel  int
+	http        *http.Client
+	retry       RetryPolicy
+	pace        taskPace
+	taskTimes   *TaskTimes
+	maxParallel int
 
 	semMu sync.Mutex
 	sems  map[string]chan struct{}
@@ -212,9 +217,14 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 
 	c.retry = cfg.Retry.normalized()
-	c.pollInterval = cfg.TaskPollInterval
-	if c.pollInterval <= 0 {
-		c.pollInterval = defaultTaskPollInterval
+	c.pace = taskPace{min: cfg.TaskPollInterval, max: maxTaskPollInterval}
+	if c.pace.min <= 0 {
+		c.pace.min = defaultTaskPollInterval
+	}
+	c.pace.max = max(c.pace.max, c.pace.min)
+	c.taskTimes = cfg.TaskTimes
+	if c.taskTimes == nil {
+		c.taskTimes = NewTaskTimes()
 	}
 	c.maxParallel = cfg.MaxParallelPerNode
 	if c.maxParallel <= 0 {

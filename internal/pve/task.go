@@ -105,13 +105,28 @@ func (e *TaskError) Error() string {
 //
 //pve:operation GET /nodes/{node}/tasks/{upid}/status
 func (c *Client) WaitTask(ctx context.Context, upid string) (*TaskResult, error) {
+	return c.waitTask(ctx, upid, time.Now())
+}
+
+// waitTask is WaitTask for a task whose wait began at start. The status is
+// read when the pace (taskPace.next) says the task may have ended: at
+// first after the shortest wait, or when tasks of its type (Config.TaskTimes)
+// ended; what this one took is recorded for the next ones.
+func (c *Client) waitTask(ctx context.Context, upid string, start time.Time) (*TaskResult, error) {
 	u, err := ParseUPID(upid)
 	if err != nil {
 		return nil, err
 	}
 	statusPath := "/nodes/" + PathEscape(u.Node) + "/tasks/" + PathEscape(u.Raw) + "/status"
-	interval := c.pollInterval
-	for {
+	for reads := 0; ; reads++ {
+		// Read anew each time: a task of the same type that ran alongside
+		// (the same reload on each node) may have just ended.
+		expected := c.taskTimes.Expected(u.Type)
+		wait := c.pace.next(expected, time.Since(start))
+		if err := sleepCtx(ctx, wait); err != nil {
+			return nil, fmt.Errorf("stopped waiting for PVE task %s (it may still be running on node %s): %w", u.Raw, u.Node, err)
+		}
+		sent := time.Since(start)
 		var st struct {
 			Status     flexString `json:"status"`
 			ExitStatus flexString `json:"exitstatus"`
@@ -123,16 +138,15 @@ func (c *Client) WaitTask(ctx context.Context, upid string) (*TaskResult, error)
 			return nil, fmt.Errorf("reading status of PVE task %s: %w", u.Raw, err)
 		}
 		if strings.EqualFold(string(st.Status), "stopped") {
-			return c.finishTask(ctx, u, strings.TrimSpace(string(st.ExitStatus)))
+			res, err := c.finishTask(ctx, u, strings.TrimSpace(string(st.ExitStatus)))
+			if err == nil {
+				// A failed task says nothing of its type's length: it
+				// may have died at its first step.
+				c.taskTimes.Record(u.Type, sent, reads == 0)
+			}
+			return res, err
 		}
-		c.log("waiting for PVE task", "upid", u.Raw, "status", string(st.Status), "next_poll", interval.String())
-		if err := sleepCtx(ctx, interval); err != nil {
-			return nil, fmt.Errorf("stopped waiting for PVE task %s (it may still be running on node %s): %w", u.Raw, u.Node, err)
-		}
-		interval = interval * 3 / 2
-		if interval > maxTaskPollInterval {
-			interval = maxTaskPollInterval
-		}
+		c.log("waiting for PVE task", "upid", u.Raw, "status", string(st.Status), "elapsed", sent.String(), "expected", expected.String())
 	}
 }
 
