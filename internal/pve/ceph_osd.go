@@ -2,6 +2,8 @@ package pve
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,6 +90,58 @@ func (c *Client) CephOSDMetadata(ctx context.Context, node string, id int64) (*C
 	}
 	m.BluestoreDevice = m.Device("block")
 	return m, nil
+}
+
+// CephClusterMetadata reads the metadata of every OSD at once (GET
+// /cluster/ceph/metadata: Ceph's `osd metadata` as it is, which osddetails
+// reshapes per OSD), keyed by OSD id. Each is reshaped as osddetails does
+// (Devices: block, and db/wal when dedicated), without what only the OSD's
+// node knows: PID and memory are 0. An OSD that never started has no
+// metadata and is absent.
+//
+//pve:operation GET /cluster/ceph/metadata
+func (c *Client) CephClusterMetadata(ctx context.Context) (map[int64]*CephOSDMetadata, error) {
+	var w struct {
+		OSD []map[string]json.RawMessage `json:"osd"`
+	}
+	if err := c.Get(ctx, "/cluster/ceph/metadata", nil, &w); err != nil {
+		return nil, err
+	}
+	out := map[int64]*CephOSDMetadata{}
+	for _, raw := range w.OSD {
+		// Values are strings but the id; an odd one reads as "".
+		get := func(k string) string {
+			var f flexString
+			if json.Unmarshal(raw[k], &f) != nil {
+				return ""
+			}
+			return string(f)
+		}
+		id, err := strconv.ParseInt(get("id"), 10, 64)
+		if err != nil {
+			continue
+		}
+		m := &CephOSDMetadata{ID: id, Hostname: get("hostname"), ObjectStore: get("osd_objectstore"),
+			Version:   fmt.Sprintf("%s (%s)", get("ceph_version_short"), get("ceph_release")),
+			FrontAddr: get("front_addr"), BackAddr: get("back_addr")}
+		dev := func(prefix, kind string) {
+			size, _ := strconv.ParseInt(get(prefix+"size"), 10, 64)
+			var discard flexBool
+			_ = discard.UnmarshalJSON([]byte(strconv.Quote(get(prefix + "support_discard"))))
+			m.Devices = append(m.Devices, CephOSDDevice{Device: kind, DevNode: get(prefix + "dev_node"),
+				PhysicalDevice: get(prefix + "devices"), Size: size, Type: get(prefix + "type"), SupportDiscard: bool(discard)})
+		}
+		dev("bluestore_bdev_", "block")
+		if get("bluefs_dedicated_db") == "1" {
+			dev("bluefs_db_", "db")
+		}
+		if get("bluefs_dedicated_wal") == "1" {
+			dev("bluefs_wal_", "wal")
+		}
+		m.BluestoreDevice = m.Device("block")
+		out[id] = m
+	}
+	return out, nil
 }
 
 // CephOSDVolume is GET .../osd/{osdid}/lv-info: the LV ceph-volume made.

@@ -3,6 +3,7 @@ package pve
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,22 @@ func TestCephLifecycle(t *testing.T) {
 	tree, err := root.CephOSDTree(ctx, "z2g4a")
 	if err != nil || len(tree.OSDs) != 6 || len(tree.Hosts) != 3 || tree.OSD(0).Host != "z2g4a" || !tree.OSD(0).Up() || !tree.OSD(0).In {
 		t.Fatalf("tree %+v %v", tree, err)
+	}
+	// The cluster-wide metadata gives every OSD what its node's
+	// osddetails gives, but PID and memory.
+	all, err := tok.CephClusterMetadata(ctx)
+	if err != nil || len(all) != 6 {
+		t.Fatalf("cluster metadata %v %v", all, err)
+	}
+	for id, m := range all {
+		one, err := root.CephOSDMetadata(ctx, m.Hostname, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one.PID, one.MemUsage = 0, 0
+		if !reflect.DeepEqual(m, one) {
+			t.Errorf("osd.%d: cluster metadata %+v, osddetails %+v", id, m, one)
+		}
 	}
 	if disks, _ := root.ListDisks(ctx, "z2g4a", false); diskAt(disks, "/dev/sdb").OSDID != 0 || diskAt(disks, "/dev/sdb").Used != "LVM" {
 		t.Fatalf("sdb after OSD: %+v", diskAt(disks, "/dev/sdb"))

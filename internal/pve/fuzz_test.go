@@ -354,6 +354,7 @@ func FuzzClientReads(f *testing.F) {
 		func(ctx context.Context) error { _, err := c.CephListMons(ctx, "n"); return err },
 		func(ctx context.Context) error { _, err := c.CephListMgrs(ctx, "n"); return err },
 		func(ctx context.Context) error { _, err := c.CephOSDMetadata(ctx, "n", 0); return err },
+		func(ctx context.Context) error { _, err := c.CephClusterMetadata(ctx); return err },
 		func(ctx context.Context) error { _, err := c.CephOSDLVInfo(ctx, "n", 0, "block"); return err },
 		func(ctx context.Context) error { _, err := c.CephOSDTree(ctx, "n"); return err },
 		func(ctx context.Context) error { _, err := c.CephListPools(ctx, "n"); return err },

@@ -165,7 +165,9 @@ func gateCephInstalled(t *routeTable) {
 func cephGateBinary(method, pattern string) string {
 	switch method + " " + pattern {
 	case "POST /nodes/{node}/ceph/init", "GET /nodes/{node}/ceph/osd/{osdid}", "GET /nodes/{node}/ceph/pool/{name}",
-		"GET /nodes/{node}/ceph/cfg", "GET /nodes/{node}/ceph/fs":
+		"GET /nodes/{node}/ceph/cfg", "GET /nodes/{node}/ceph/fs",
+		// Checks after the versions, which it answers without Ceph.
+		"GET /cluster/ceph/metadata":
 		return ""
 	case "POST /nodes/{node}/ceph/mgr/{id}":
 		return "/usr/bin/ceph-mgr"

@@ -83,7 +83,10 @@ func registerCephOSD(t *routeTable) {
 	}, handler: cephOSDLVInfo})
 }
 
-// cephOSDMetadata is osddetails: `osd metadata` of an OSD of this node.
+// cephOSDMetadata is osddetails: `osd metadata` of an OSD of this node
+// (osdMetadata), reshaped as PVE/API2/Ceph/OSD.pm does: the daemon's
+// facts, its PID and memory when it runs, and one entry per device
+// (block, and db/wal when dedicated).
 func cephOSDMetadata(c *call) (any, *apiError) {
 	s := c.s
 	cs, err := s.cephLocked(c)
@@ -96,37 +99,31 @@ func cephOSDMetadata(c *call) (any, *apiError) {
 		return nil, die("mon_command failed - osd.%d does not exist", id)
 	}
 	node := c.params["node"]
-	if o.Host != node {
+	md := s.osdMetadata(o)
+	if md["hostname"] != node {
 		return nil, die("OSD '%d' does not exists on host '%s'", id, node)
 	}
-	ip := s.hostIP(node)
 	osd := map[string]any{
-		"hostname": node, "id": id, "mem_usage": 0, "osd_data": fmt.Sprintf("/var/lib/ceph/osd/ceph-%d", id),
-		"osd_objectstore": "bluestore", "version": "19.2.3 (squid)",
-		"front_addr":    fmt.Sprintf("[v2:%s:6802/%d,v1:%s:6803/%d]", ip, 1000+id, ip, 1000+id),
-		"back_addr":     fmt.Sprintf("[v2:%s:6804/%d,v1:%s:6805/%d]", ip, 1000+id, ip, 1000+id),
-		"hb_front_addr": fmt.Sprintf("[v2:%s:6808/%d,v1:%s:6809/%d]", ip, 1000+id, ip, 1000+id),
-		"hb_back_addr":  fmt.Sprintf("[v2:%s:6806/%d,v1:%s:6807/%d]", ip, 1000+id, ip, 1000+id),
+		"hostname": md["hostname"], "id": md["id"], "mem_usage": 0, "osd_data": md["osd_data"],
+		"osd_objectstore": md["osd_objectstore"], "version": fmt.Sprintf("%s (%s)", md["ceph_version_short"], md["ceph_release"]),
+		"front_addr": md["front_addr"], "back_addr": md["back_addr"],
+		"hb_front_addr": md["hb_front_addr"], "hb_back_addr": md["hb_back_addr"],
 	}
 	if o.isUp() {
 		osd["pid"] = 2000 + id
 		osd["mem_usage"] = 2 << 30
 	}
-	disks := s.nodeDisks(s.st.Nodes[node])
-	dev := func(path string, role int, kind string, size int64) map[string]any {
-		typ := "ssd"
-		if d := findDisk(disks, path); d != nil && d.Type == "hdd" {
-			typ = "hdd"
-		}
-		return map[string]any{"dev_node": o.dmNode(role), "physical_device": kernelName(path), "size": size,
-			"support_discard": boolInt(typ == "ssd"), "type": typ, "device": kind}
+	dev := func(prefix, kind string) map[string]any {
+		size, _ := strconv.ParseInt(fmt.Sprint(md[prefix+"size"]), 10, 64)
+		return map[string]any{"dev_node": md[prefix+"dev_node"], "physical_device": md[prefix+"devices"], "size": size,
+			"support_discard": boolInt(md[prefix+"support_discard"] == "1"), "type": md[prefix+"type"], "device": kind}
 	}
-	devices := []map[string]any{dev(o.Dev, dmBlock, "block", o.Size)}
-	if o.DBDev != "" {
-		devices = append(devices, dev(o.DBDev, dmDB, "db", o.DBSize))
+	devices := []map[string]any{dev("bluestore_bdev_", "block")}
+	if md["bluefs_dedicated_db"] == "1" {
+		devices = append(devices, dev("bluefs_db_", "db"))
 	}
-	if o.WALDev != "" {
-		devices = append(devices, dev(o.WALDev, dmWAL, "wal", o.WALSize))
+	if md["bluefs_dedicated_wal"] == "1" {
+		devices = append(devices, dev("bluefs_wal_", "wal"))
 	}
 	return map[string]any{"osd": osd, "devices": devices}, nil
 }

@@ -28,6 +28,7 @@ func buildRoutes(rel pveRelease) []*route {
 	registerCephMon(t)
 	registerCephOSD(t)
 	registerCephPool(t)
+	registerCephMetadata(t)
 	registerDisks(t)
 	registerHA(t)
 	registerStorage(t)

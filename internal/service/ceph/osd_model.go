@@ -75,6 +75,24 @@ func cachedDisks(ctx context.Context, pd *framework.ProviderData, c *pve.Client,
 	return framework.CachedRead(ctx, pd.Reads, disksKey(node), func(ctx context.Context) ([]pve.Disk, error) { return c.ListDisks(ctx, node, false) })
 }
 
+// osdMetadata is OSD id's metadata. A refresh (useCache) takes it from
+// the cluster's metadata of every OSD (GET /cluster/ceph/metadata, one
+// shared read per command, dropped by every write), so N OSDs cost one
+// request, not N; an OSD missing there (never started), or a failed
+// read, falls back to the OSD's own read on host, whose answer is PVE's.
+func osdMetadata(ctx context.Context, pd *framework.ProviderData, c *pve.Client, host string, id int64, useCache bool) (*pve.CephOSDMetadata, error) {
+	if useCache {
+		all, err := framework.SharedRead(ctx, pd, false, "ceph/metadata@"+c.Endpoint(), c.CephClusterMetadata)
+		if err == nil && all[id] != nil {
+			return all[id], nil
+		}
+		if err != nil {
+			tflog.Debug(ctx, "cannot read the cluster's OSD metadata; reading the OSD's", map[string]any{"osd": id, "error": err.Error()})
+		}
+	}
+	return c.CephOSDMetadata(ctx, host, id)
+}
+
 func invalidateOSDReads(pd *framework.ProviderData, nodes ...string) {
 	pd.Reads.Invalidate(osdTreeKey)
 	for _, n := range nodes {
@@ -276,7 +294,7 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 	}
 	// The resource's OSD is the lowest id on the disk (osd_id).
 	first := m.OSDID.ValueInt64()
-	if md, err := c.CephOSDMetadata(ctx, host, first); err != nil {
+	if md, err := osdMetadata(ctx, pd, c, host, first, useCache); err != nil {
 		diags.AddWarning("Cannot read the metadata of "+primary.Name,
 			fmt.Sprintf("PVE could not read the metadata of %s on %s (%v); block.db and block.wal are not verified.", primary.Name, host, err))
 	} else {
