@@ -394,6 +394,16 @@ func (c *Client) ensureTicket(ctx context.Context, stale uint64, force bool) err
 	return c.login(ctx)
 }
 
+// ForgetTicket drops the client's ticket, so that its next request logs in
+// anew instead of presenting a ticket known to be stale (a node that
+// joined a cluster verifies tickets with the cluster's key). No-op for
+// API tokens.
+func (c *Client) ForgetTicket() {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	c.ticket, c.csrf = "", ""
+}
+
 // ReadOnly reports whether the client refuses writes (Config.ReadOnly).
 func (c *Client) ReadOnly() bool { return c.cfg.ReadOnly }
 

@@ -378,3 +378,140 @@ func (c *Client) RootPassword() string {
 	}
 	return ""
 }
+
+// How a join is followed. The joining node's own credentials go stale
+// partway through its clusterjoin task: PVE's finish_join restarts
+// pve-cluster with the cluster's database, whose key no longer verifies
+// the node's tickets (each refused request costs the 3 s PVE delays a
+// failed authentication), and pveproxy serves the node's new certificate
+// at the end. The member sees that moment: its /cluster/status lists the
+// node (its addnode) and then lists it online (its pmxcfs joined). So the
+// node's own endpoint is asked only while the member does not list it
+// online, and while it lists it but offline only after joinSwitchPatience
+// (a worker that died before the switch never brings it online); from
+// the switch on everything goes through the member, which reaches the
+// node's task like any member's.
+
+// joinSwitchPatience is how long a node the member lists offline is left
+// switching before its own endpoint is asked about its task: PVE's
+// switch (stop pve-cluster, back up its database, start corosync and
+// pve-cluster) takes seconds, and asking during it meets a 401.
+var joinSwitchPatience = 10 * time.Second
+
+// StartJoin sends the join (POST /cluster/config/join) to joining, a
+// client of the joining node's own endpoint, for node to join the cluster
+// of c (a client of a member), and returns the clusterjoin task's UPID.
+// When the answer is lost it looks for the task as StartTask does, through
+// the member once it lists the node online (the join switched the node's
+// credentials), else through the node.
+//
+//pve:operation GET /nodes/{node}/tasks
+func (c *Client) StartJoin(ctx context.Context, joining *Client, node string, r JoinClusterRequest) (string, error) {
+	for sent := 1; ; sent++ {
+		since := LostTaskSince(time.Now())
+		upid, err := joining.JoinCluster(ctx, r)
+		if !OutcomeUnknown(err) {
+			return upid, err
+		}
+		found, ferr := c.findJoinTask(ctx, joining, node, since)
+		if ferr == nil && found == "" {
+			if serr := sleepCtx(ctx, lostTaskSettle); serr != nil {
+				return "", err
+			}
+			found, ferr = c.findJoinTask(ctx, joining, node, since)
+		}
+		switch {
+		case found != "":
+			c.log("the answer to the join was lost; following the task it started", "upid", found)
+			return found, nil
+		case ferr != nil:
+			c.log("the answer to the join was lost and its task could not be looked for", "node", node, "lookup_error", ferr)
+			return "", err
+		case !LostAnswer(err) || sent > lostAnswerResends:
+			return "", err
+		}
+		c.log("the join had no effect (its answer was lost, no task of it exists); sending it again", "node", node, "error", err.Error())
+	}
+}
+
+func (c *Client) findJoinTask(ctx context.Context, joining *Client, node string, since time.Time) (string, error) {
+	st, err := c.ClusterStatus(ctx)
+	if err != nil {
+		return "", err
+	}
+	if n := st.Node(node); n != nil && n.Online {
+		joining.ForgetTicket()
+		return c.FindTask(ctx, node, "clusterjoin", "", joining.AuthUser(), since)
+	}
+	return joining.FindTask(ctx, node, "clusterjoin", "", joining.AuthUser(), since)
+}
+
+// FollowJoin waits for the clusterjoin task upid that StartJoin started,
+// without a request on credentials the join made stale (see above):
+// each round reads the member's /cluster/status, paced by what joins took
+// (Config.TaskTimes); while the member does not list the node, the node's
+// own task status; once it lists it online, the task through the member.
+// It returns the task's result, a *TaskError when it failed; on success
+// the member lists the node online. joining's ticket is dropped when the
+// node switched, so a later request through it logs in anew.
+//
+//pve:operation GET /nodes/{node}/tasks/{upid}/status
+func (c *Client) FollowJoin(ctx context.Context, joining *Client, node, upid string) (*TaskResult, error) {
+	u, err := ParseUPID(upid)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var listedOffline, askedNode time.Time
+	for {
+		wait := c.pace.next(c.taskTimes.Expected(u.Type), time.Since(start))
+		if err := sleepCtx(ctx, wait); err != nil {
+			return nil, fmt.Errorf("stopped waiting for the join of node %s (task %s may still be running): %w", node, u.Raw, err)
+		}
+		st, err := c.ClusterStatus(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("following the join of node %s (task %s) through the cluster: %w", node, u.Raw, err)
+		}
+		n := st.Node(node)
+		switch {
+		case n != nil && n.Online:
+			joining.ForgetTicket()
+			return c.waitJoinTask(ctx, u, start)
+		case n != nil && listedOffline.IsZero():
+			listedOffline = time.Now()
+			continue
+		case n != nil && (time.Since(listedOffline) < joinSwitchPatience || time.Since(askedNode) < joinSwitchPatience):
+			continue // switching: the node's own credentials may be stale
+		case n == nil:
+			listedOffline = time.Time{}
+		}
+		askedNode = time.Now()
+		stopped, exit, err := joining.taskStatus(ctx, u)
+		if err != nil {
+			return nil, fmt.Errorf("following the join of node %s (task %s) on the node: %w", node, u.Raw, err)
+		}
+		if stopped && exit != "OK" && !strings.HasPrefix(exit, "WARNINGS:") {
+			return joining.finishTask(ctx, u, exit)
+		}
+		// Running, or ended well (the member lists it online at the
+		// next round).
+	}
+}
+
+// waitJoinTask waits for a join's task through the member, which reaches
+// the node once it switched. While the node's pveproxy restarts (the
+// join's last step) the member's proxy answers 595/596, which the
+// read's retries may outlast; they are waited out.
+func (c *Client) waitJoinTask(ctx context.Context, u UPID, start time.Time) (*TaskResult, error) {
+	for {
+		res, err := c.waitTask(ctx, u.Raw, start)
+		var ae *APIError
+		if err == nil || ctx.Err() != nil || !errors.As(err, &ae) || ae.StatusCode != 595 && ae.StatusCode != 596 {
+			return res, err
+		}
+		c.log("the joined node does not answer through the cluster yet", "upid", u.Raw, "error", err.Error())
+		if serr := sleepCtx(ctx, c.pace.min); serr != nil {
+			return nil, err
+		}
+	}
+}

@@ -159,3 +159,84 @@ func TestClusterLinkString(t *testing.T) {
 		t.Fatal(s)
 	}
 }
+
+// A join followed by StartJoin and FollowJoin never presents the joining
+// node's credentials after the join made them stale: no request is
+// answered 401 (PVE delays each by 3 s), none reaches the node's own
+// listener while the member lists it, and the node's client logs in anew
+// afterwards. A join that fails (before the switch, or a worker killed
+// after the member's addnode) is reported from the node's own task.
+func TestFollowJoin(t *testing.T) {
+	patience := joinSwitchPatience
+	joinSwitchPatience = 300 * time.Millisecond
+	t.Cleanup(func() { joinSwitchPatience = patience })
+	for _, tc := range []struct {
+		name, fault, exit string
+	}{
+		{"ok", "", "OK"},
+		{"fails before the switch", "task clusterjoin=fail:1x", "injected"},
+		{"killed after addnode", "task clusterjoin=kill:1x", "unexpected status"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sim, err := pvesim.Start(pvesim.Options{TaskDuration: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = sim.Close() })
+			ctx := context.Background()
+			info := sim.Info()
+			a := rootClient(t, simNode(t, info, "z2g4a"))
+			b := rootClient(t, simNode(t, info, "z2g4b"))
+			upid, err := a.CreateCluster(ctx, CreateClusterRequest{Name: "lab"})
+			if _, err = a.Await(ctx, upid, err); err != nil {
+				t.Fatal(err)
+			}
+			ji, err := a.ClusterJoinInfo(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.fault != "" {
+				if err := sim.SetFaultSpec(tc.fault); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sim.ResetRequests()
+			upid, err = a.StartJoin(ctx, b, "z2g4b", JoinClusterRequest{Hostname: ji.Nodes[0].PVEAddr, Fingerprint: ji.Nodes[0].PVEFingerprint,
+				Password: simNode(t, info, "z2g4a").RootPassword})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.FollowJoin(ctx, b, "z2g4b", upid)
+			var te *TaskError
+			switch {
+			case tc.exit == "OK" && (err != nil || res.ExitStatus != "OK"):
+				t.Fatalf("join: %v", err)
+			case tc.exit != "OK" && (!errors.As(err, &te) || !strings.Contains(te.ExitStatus, tc.exit) || len(te.Log) == 0):
+				t.Fatalf("join: %v, want a failed task %q with its log", err, tc.exit)
+			}
+			for _, r := range sim.Requests() {
+				if r.Status == 401 {
+					t.Errorf("%s %s on %s answered 401", r.Method, r.Path, r.Node)
+				}
+				// The member lists the node from its addnode on (pvesim
+				// runs it before the POST answers), so a join that goes
+				// well is followed through the member alone.
+				if tc.exit == "OK" && r.Node == "z2g4b" && r.Path != "/cluster/config/join" && r.Path != "/access/ticket" {
+					t.Errorf("%s %s went to the joining node's own listener", r.Method, r.Path)
+				}
+			}
+			if tc.exit != "OK" {
+				return
+			}
+			b.authMu.Lock()
+			stale := b.ticket
+			b.authMu.Unlock()
+			if stale != "" {
+				t.Error("the joined node's client kept its stale ticket")
+			}
+			if st, err := a.ClusterStatus(ctx); err != nil || st.Node("z2g4b") == nil || !st.Node("z2g4b").Online {
+				t.Fatalf("after FollowJoin the cluster lists %+v (%v)", st, err)
+			}
+		})
+	}
+}

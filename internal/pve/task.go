@@ -117,7 +117,6 @@ func (c *Client) waitTask(ctx context.Context, upid string, start time.Time) (*T
 	if err != nil {
 		return nil, err
 	}
-	statusPath := "/nodes/" + PathEscape(u.Node) + "/tasks/" + PathEscape(u.Raw) + "/status"
 	for reads := 0; ; reads++ {
 		// Read anew each time: a task of the same type that ran alongside
 		// (the same reload on each node) may have just ended.
@@ -127,18 +126,15 @@ func (c *Client) waitTask(ctx context.Context, upid string, start time.Time) (*T
 			return nil, fmt.Errorf("stopped waiting for PVE task %s (it may still be running on node %s): %w", u.Raw, u.Node, err)
 		}
 		sent := time.Since(start)
-		var st struct {
-			Status     flexString `json:"status"`
-			ExitStatus flexString `json:"exitstatus"`
-		}
-		if err := c.Get(ctx, statusPath, nil, &st); err != nil {
+		stopped, exit, err := c.taskStatus(ctx, u)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("stopped waiting for PVE task %s (it may still be running on node %s): %w", u.Raw, u.Node, ctx.Err())
 			}
-			return nil, fmt.Errorf("reading status of PVE task %s: %w", u.Raw, err)
+			return nil, err
 		}
-		if strings.EqualFold(string(st.Status), "stopped") {
-			res, err := c.finishTask(ctx, u, strings.TrimSpace(string(st.ExitStatus)))
+		if stopped {
+			res, err := c.finishTask(ctx, u, exit)
 			if err == nil {
 				// A failed task says nothing of its type's length: it
 				// may have died at its first step.
@@ -146,8 +142,20 @@ func (c *Client) waitTask(ctx context.Context, upid string, start time.Time) (*T
 			}
 			return res, err
 		}
-		c.log("waiting for PVE task", "upid", u.Raw, "status", string(st.Status), "elapsed", sent.String(), "expected", expected.String())
+		c.log("waiting for PVE task", "upid", u.Raw, "elapsed", sent.String(), "expected", expected.String())
 	}
+}
+
+// taskStatus reads whether the task stopped and its exit status.
+func (c *Client) taskStatus(ctx context.Context, u UPID) (stopped bool, exit string, err error) {
+	var st struct {
+		Status     flexString `json:"status"`
+		ExitStatus flexString `json:"exitstatus"`
+	}
+	if err := c.Get(ctx, "/nodes/"+PathEscape(u.Node)+"/tasks/"+PathEscape(u.Raw)+"/status", nil, &st); err != nil {
+		return false, "", fmt.Errorf("reading status of PVE task %s: %w", u.Raw, err)
+	}
+	return strings.EqualFold(string(st.Status), "stopped"), strings.TrimSpace(string(st.ExitStatus)), nil
 }
 
 // Await waits for the task a write started: it passes a failed start

@@ -545,7 +545,9 @@ func (s *Sim) resolveHost(from, host string) string {
 // PVE::Cluster::Setup::join it checks the local node, logs in to the
 // member (pinning its certificate fingerprint), asks it to add this node,
 // then replaces /etc/pve by the cluster's. Everything up to the member's
-// addnode happens when the worker starts; the local switch when it ends.
+// addnode happens when the worker starts; the switch to the cluster's
+// pmxcfs (tickets, membership) a quarter into it (stagedWorkers); the new
+// certificate when it ends.
 func joinCluster(c *call) (any, *apiError) {
 	s := c.s
 	links, aerr := extractLinks(c.params)
@@ -678,22 +680,33 @@ func joinCluster(c *call) (any, *apiError) {
 		if d == nil || d.Cluster == nil || d.Cluster.Nodes[node] == nil {
 			return 0, fmt.Errorf("starting pve-cluster failed: node '%s' is no longer in the cluster configuration", node)
 		}
-		host, _, _ := net.SplitHostPort(s.opts.Listen)
-		certPEM, keyPEM, err := issueLeafFor(d, node, host, s.st.Nodes[node].Mgmt)
-		if err != nil {
-			return 0, err
-		}
+		// finish_join: pve-cluster stops, the old database is backed up
+		// and removed, corosync and pve-cluster start with the cluster's
+		// files. From here the node verifies tickets with the cluster's
+		// key (its own tickets fail with 401), has the cluster's users
+		// and tokens and is an online member; a stopped worker no longer
+		// undoes the addnode.
 		t.Log = append(t.Log, "stopping pve-cluster service",
-			fmt.Sprintf("backup old database to '/var/lib/pve-cluster/backup/config-%d.sql.gz'", time.Now().Unix()),
-			"waiting for quorum...OK", "(re)generate node files", "generate new node certificate", "merge authorized SSH keys",
-			"generated new node certificate, restart pveproxy and pvedaemon services",
-			fmt.Sprintf("successfully added node '%s' to cluster.", node))
+			fmt.Sprintf("backup old database to '/var/lib/pve-cluster/backup/config-%d.sql.gz'", time.Now().Unix()))
 		old := ns.Domain
 		ns.Domain = clusterDomain
-		ns.CertPEM, ns.KeyPEM = certPEM, keyPEM
 		if old != clusterDomain && !s.domainInUse(old) {
 			delete(s.st.Domains, old)
 		}
+		t.undo = nil
+		s.saveLocked()
+		// Waiting for quorum, the node's files and certificate; the
+		// certificate is served once pveproxy restarts, at the end.
+		s.workLocked(t)
+		host, _, _ := net.SplitHostPort(s.opts.Listen)
+		certPEM, keyPEM, err := issueLeafFor(d, node, host, ns.Mgmt)
+		if err != nil {
+			return 0, err
+		}
+		t.Log = append(t.Log, "waiting for quorum...OK", "(re)generate node files", "generate new node certificate", "merge authorized SSH keys",
+			"generated new node certificate, restart pveproxy and pvedaemon services",
+			fmt.Sprintf("successfully added node '%s' to cluster.", node))
+		ns.CertPEM, ns.KeyPEM = certPEM, keyPEM
 		return warnings, nil
 	})
 	return upid, nil

@@ -153,13 +153,7 @@ func TestClusterCreateAndJoin(t *testing.T) {
 			t.Fatalf("%s after join: %+v", n, after)
 		}
 		// The listener serves the reissued certificate.
-		conn, err := tls.Dial("tcp", strings.TrimPrefix(after.Endpoint, "https://"), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test reads the certificate
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := conn.ConnectionState().PeerCertificates[0].Raw
-		_ = conn.Close()
-		if fp := certFingerprint(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: sum}))); fp != after.TLSFingerprint {
+		if fp := servedFingerprint(t, after.Endpoint); fp != after.TLSFingerprint {
 			t.Fatalf("%s serves %s, Info says %s", n, fp, after.TLSFingerprint)
 		}
 	}
@@ -204,6 +198,79 @@ func TestClusterCreateAndJoin(t *testing.T) {
 	exit, log := taskFails(t, b, "z2g4b", upid)
 	if exit != "Check if node may join a cluster failed!" || !strings.Contains(log, "* cluster config '/etc/pve/corosync.conf' already exists") {
 		t.Fatalf("rejoin: %s %s", exit, log)
+	}
+}
+
+// servedFingerprint is the fingerprint of the certificate endpoint serves.
+func servedFingerprint(t *testing.T, endpoint string) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(endpoint, "https://"), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test reads the certificate
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	raw := conn.ConnectionState().PeerCertificates[0].Raw
+	return certFingerprint(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: raw})))
+}
+
+// memberEntry is node's entry in the cluster status member lists.
+func memberEntry(t *testing.T, member *client, node string) map[string]any {
+	t.Helper()
+	for _, e := range member.ok("GET", "/cluster/status", nil).data().([]any) {
+		if m := e.(map[string]any); m["type"] == "node" && m["name"] == node {
+			return m
+		}
+	}
+	return nil
+}
+
+// The join switches the node to the cluster's pmxcfs partway through the
+// worker, as Setup::join's finish_join restarts pve-cluster with the
+// cluster's database after the member's addnode: until then the member
+// lists the node offline and the node takes its own tickets; from then
+// the member lists it online and the node refuses its old tickets (the
+// cluster's key verifies them now). The new certificate comes only when
+// the worker ends (pveproxy restarts last).
+func TestClusterJoinSwitchesCredentialsMidTask(t *testing.T) {
+	// clusterjoin takes 20 PVE seconds: 4 s here, the switch after ~1 s.
+	s, _ := startSim(t, Options{TimeScale: 0.2})
+	labAddrs(s)
+	a := createLab(t, s)
+	before := nodeInfo(t, s, "z2g4b")
+	b := rootOn(t, s, "z2g4b")
+	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, "z2g4b", 1)).data().(string)
+	statusPath := "/nodes/z2g4b/tasks/" + url.PathEscape(upid) + "/status"
+
+	// Added by the member, not switched: the node's own ticket works.
+	if m := memberEntry(t, a, "z2g4b"); m == nil || m["online"] != float64(0) {
+		t.Fatalf("member lists the joining node as %v right after the join started, want offline", m)
+	}
+	if st := b.ok("GET", statusPath, nil).data().(map[string]any); st["status"] != "running" {
+		t.Fatalf("join task %v right after it started", st)
+	}
+	if r := a.do("GET", statusPath, nil); r.status != 595 {
+		t.Fatalf("member proxies to the node before it switched: %d %s", r.status, r.raw)
+	}
+
+	deadline := time.Now().Add(30 * time.Second)
+	for m := memberEntry(t, a, "z2g4b"); m["online"] != float64(1); m = memberEntry(t, a, "z2g4b") {
+		if time.Now().After(deadline) {
+			t.Fatal("the joining node never came online")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Switched: the old ticket is stale, the member reaches the node.
+	if r := b.do("GET", statusPath, nil); r.status != 401 {
+		t.Fatalf("the node's own ticket after the switch: %d %s, want 401", r.status, r.raw)
+	}
+	st := a.ok("GET", statusPath, nil).data().(map[string]any)
+	fp := servedFingerprint(t, before.Endpoint)
+	if st2 := a.ok("GET", statusPath, nil).data().(map[string]any); st["status"] == "running" && st2["status"] == "running" && fp != before.TLSFingerprint {
+		t.Fatalf("the node serves a new certificate while its join still runs")
+	}
+	taskOK(t, a, "z2g4b", upid)
+	if fp := servedFingerprint(t, before.Endpoint); fp == before.TLSFingerprint || fp != nodeInfo(t, s, "z2g4b").TLSFingerprint {
+		t.Fatalf("after the join the node serves %s (before %s)", fp, before.TLSFingerprint)
 	}
 }
 

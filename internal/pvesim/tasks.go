@@ -118,16 +118,24 @@ func (s *Sim) startTaskLocked(c *call, typ, id string, effect taskEffect) string
 			// A work that failed by itself ends the task with its own
 			// error: the worker died of it, not after it.
 			t.failsLate = true
-			if _, err := effect(t); err != nil {
+			_, err := effect(t)
+			switch {
+			case t.Status != "running":
+				// Stopped while its work ran with s.mu released.
+			case err != nil:
 				t.finish(0, err.Error())
-			} else {
+			default:
 				t.finish(0, taskFaultMessage(tf, typ, id))
 			}
 		default:
 			w, err := effect(t)
-			if err != nil {
+			switch {
+			case t.Status != "running":
+				// Stopped (DELETE) while its work ran with s.mu released:
+				// the interrupt is its end.
+			case err != nil:
 				t.finish(0, err.Error())
-			} else {
+			default:
 				t.finish(w, "")
 			}
 		}

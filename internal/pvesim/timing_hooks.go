@@ -26,6 +26,15 @@ type WorkSpan struct {
 // TimeScale, 10% of their time passes before the lock, 90% under it.
 var lockedWorkers = map[string]bool{"qmcreate": true, "qmconfig": true, "resize": true, "qmmove": true, "qmigrate": true}
 
+// stagedWorkers change what clients see partway through: their effect
+// starts after the share of their time given here and spends the rest in
+// workLocked. clusterjoin switches the node to the cluster's pmxcfs (its
+// tickets, its membership) when pve-cluster restarts, about a quarter
+// into PVE's join worker (Setup::join: the login to the member, addnode
+// and writing corosync's files come first; waiting for quorum, the node's
+// files and certificate and the pveproxy restart after).
+var stagedWorkers = map[string]float64{"clusterjoin": 0.25}
+
 // timeTaskLocked decides how long t runs and enters it into the timeline.
 func (s *Sim) timeTaskLocked(c *call, t *task) {
 	pveSec := s.taskSeconds(c, t.Type) * jitter(t.UPID)
@@ -34,6 +43,10 @@ func (s *Sim) timeTaskLocked(c *call, t *task) {
 		t.lead, t.work = total, 0
 		if lockedWorkers[t.Type] {
 			t.lead, t.work = total/10, total-total/10
+		}
+		if share, ok := stagedWorkers[t.Type]; ok {
+			t.lead = time.Duration(share * float64(total))
+			t.work = total - t.lead
 		}
 	} else {
 		t.lead, t.work = s.opts.TaskDuration, s.opts.TaskDuration

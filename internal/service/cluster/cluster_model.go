@@ -5,17 +5,12 @@ package cluster
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
 	"regexp"
 	"sort"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
@@ -63,24 +58,6 @@ func linksFromAPI(m map[int]string) ([]string, bool) {
 	return out, true
 }
 
-// waitMember polls the endpoint until it lists node online.
-func waitMember(ctx context.Context, pd *framework.ProviderData, node string) error {
-	for {
-		st, err := pd.Client.ClusterStatus(ctx)
-		if err == nil {
-			if n := st.Node(node); n != nil && n.Online {
-				return nil
-			}
-		}
-		if werr := sleepCtx(ctx, time.Second); werr != nil {
-			if err != nil {
-				return fmt.Errorf("node %s did not come online in the cluster: %w (last error: %w)", node, werr, err)
-			}
-			return fmt.Errorf("node %s did not come online in the cluster: %w", node, werr)
-		}
-	}
-}
-
 // onlineMember reports whether the cluster lists node online now.
 func onlineMember(ctx context.Context, c *pve.Client, node string) bool {
 	st, err := c.ClusterStatus(ctx)
@@ -89,22 +66,4 @@ func onlineMember(ctx context.Context, c *pve.Client, node string) bool {
 	}
 	n := st.Node(node)
 	return n != nil && n.Online
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// isUnreachable reports errors that mean "the node cannot be asked right
-// now" while it is joining: PVE's 595 for a member it cannot reach yet.
-func isUnreachable(err error) bool {
-	var ae *pve.APIError
-	return errors.As(err, &ae) && (ae.StatusCode == 595 || ae.StatusCode == 596 || ae.StatusCode == http.StatusUnauthorized)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -291,34 +290,18 @@ func (r *clusterNodeResource) join(ctx context.Context, node string, jr pve.Join
 	}
 
 	tflog.Info(ctx, "joining node to cluster", map[string]any{"node": node, "cluster": st.Name, "via": member.Name, "address": mi.PVEAddr})
-	since := pve.LostTaskSince(time.Now())
 	// A lost answer is followed through the clusterjoin task (id ""); with
 	// none PVE did not act (addnode runs after the worker forks) and the
-	// join is sent again.
-	upid, err := jc.StartTask(ctx, node, "clusterjoin", "", func() (string, error) { return jc.JoinCluster(ctx, jr) })
-	if pve.OutcomeUnknown(err) {
-		upid, err = r.joinTaskViaCluster(ctx, node, since, err)
-	}
+	// join is sent again. The task is followed without a request on the
+	// node's own credentials once the join made them stale: through the
+	// cluster, which lists the node online from the moment it switched.
+	upid, err := main.StartJoin(ctx, jc, node, jr)
 	if err != nil {
 		return err
 	}
-	// Follow the task on the joining node while it is standalone. When it
-	// finishes the node has the cluster's credentials and a new
-	// certificate, so that client fails; the task is then followed
-	// through the endpoint, which reaches the node once it is a member.
-	_, err = jc.WaitTask(ctx, upid)
-	var te *pve.TaskError
-	if errors.As(err, &te) {
-		return err
-	}
-	if err != nil {
-		tflog.Debug(ctx, "joining node no longer answers as before; following the join through the cluster", map[string]any{"error": err.Error()})
-		if err := r.waitViaCluster(ctx, upid); err != nil {
-			return err
-		}
-	}
+	_, err = main.FollowJoin(ctx, jc, node, upid)
 	r.PD.ClusterChanged()
-	return waitMember(ctx, r.PD, node)
+	return err
 }
 
 // dropHalfJoined undoes a join whose worker failed after the member's
@@ -358,52 +341,6 @@ func (r *clusterNodeResource) dropHalfJoined(ctx context.Context, node string, e
 	r.PD.ClusterChanged()
 	return fmt.Errorf("%w\n\nThe cluster had added node %s to corosync.conf, but the node never switched to the cluster: "+
 		"the provider removed it from corosync.conf, so the next apply joins it again", err, node)
-}
-
-// joinTaskViaCluster finds the task of a join whose answer was lost when
-// the joining node could not be asked (lostErr stands otherwise): a join
-// that finished already switched the node to the cluster's credentials and
-// certificate, so its standalone client no longer logs in or pins it. A
-// node the cluster lists is reached through the endpoint, and its
-// clusterjoin task since the POST is this join's.
-func (r *clusterNodeResource) joinTaskViaCluster(ctx context.Context, node string, since time.Time, lostErr error) (string, error) {
-	main := r.PD.Client
-	r.PD.ClusterChanged()
-	st, err := main.ClusterStatus(ctx)
-	if err != nil || st.Node(node) == nil {
-		return "", lostErr
-	}
-	for {
-		upid, err := main.FindTask(ctx, node, "clusterjoin", "", main.AuthUser(), since)
-		if err == nil && upid != "" {
-			tflog.Info(ctx, "the answer to the join was lost; following its task through the cluster", map[string]any{"node": node, "upid": upid})
-			return upid, nil
-		}
-		if err == nil || !isUnreachable(err) || ctx.Err() != nil {
-			return "", lostErr
-		}
-		// The node is restarting pve-cluster and pveproxy with its new
-		// certificate: the endpoint reaches it once they are up.
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
-			return "", lostErr
-		}
-	}
-}
-
-func (r *clusterNodeResource) waitViaCluster(ctx context.Context, upid string) error {
-	for {
-		_, err := r.PD.Client.WaitTask(ctx, upid)
-		if err == nil {
-			return nil
-		}
-		var te *pve.TaskError
-		if errors.As(err, &te) || ctx.Err() != nil || !isUnreachable(err) {
-			return err
-		}
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
-			return fmt.Errorf("waiting for join task %s: %w", upid, err)
-		}
-	}
 }
 
 func (r *clusterNodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
