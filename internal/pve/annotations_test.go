@@ -38,6 +38,7 @@ func TestOperationAnnotations(t *testing.T) {
 		"ServerFingerprint": true, "RootPassword": true, "Await": true, // a TLS handshake; a credential
 		"CloseIdleConnections": true, // the transport's kept connections
 		"ReadOnly":             true, // a setting of the client
+		"ForgetTicket":         true, // drops a credential, sends nothing
 		"WriteVerified":        true} // the caller's write and read-back
 	ops := map[string]bool{}
 	for _, f := range files {
