@@ -3,11 +3,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/pvelab/terraform-provider-pve/internal/provider"
 )
@@ -20,10 +20,18 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run with support for debuggers such as delve")
 	flag.Parse()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/pvelab/pve",
-		Debug:   debug,
-	})
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	} else {
+		// Under the CLI nobody reads logs unless a TF_LOG* variable is set.
+		provider.QuietLogs()
+	}
+	server, err := provider.Server(provider.New(version))()
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = tf6server.Serve("registry.terraform.io/pvelab/pve", func() tfprotov6.ProviderServer { return server }, opts...)
 	if err != nil {
 		log.Fatal(err)
 	}

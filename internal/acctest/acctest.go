@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -240,7 +239,7 @@ func (e *Env) NICs(t *testing.T, n int) []string {
 // ProviderFactories serves the provider in-process to the Terraform CLI.
 func ProviderFactories() map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){
-		"pve": providerserver.NewProtocol6WithError(provider.New("acctest")()),
+		"pve": provider.Server(provider.New("acctest")),
 	}
 }
 

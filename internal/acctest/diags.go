@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -41,7 +40,7 @@ type DiagRecorder struct {
 // returns it.
 func RecordDiagnostics(tc *resource.TestCase) *DiagRecorder {
 	r := &DiagRecorder{}
-	inner := providerserver.NewProtocol6WithError(provider.New("acctest")())
+	inner := provider.Server(provider.New("acctest"))
 	tc.ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 		"pve": func() (tfprotov6.ProviderServer, error) {
 			s, err := inner()

@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -27,7 +26,7 @@ type reader struct {
 // newReader starts the read-only provider and configures it with cfg
 // (attribute name -> value of the provider's configuration).
 func newReader(ctx context.Context, cfg map[string]any) (*reader, error) {
-	server, err := providerserver.NewProtocol6WithError(provider.NewReadOnly("adopt", allowSSH)())()
+	server, err := provider.Server(provider.NewReadOnly("adopt", allowSSH))()
 	if err != nil {
 		return nil, err
 	}
