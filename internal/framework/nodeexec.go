@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-
-	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 // SSHHowTo tells a user how to give the provider SSH access to the nodes.
@@ -58,27 +56,19 @@ func (pd *ProviderData) NodeIP(ctx context.Context, node string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	ips, err := CachedRead(ctx, pd.Reads, clusterStatusCacheKey(c), func(ctx context.Context) (map[string]string, error) {
-		st, err := c.ClusterStatus(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ips := map[string]string{}
-		for _, n := range st.Nodes {
-			ips[n.Name] = n.IP
-		}
-		return ips, nil
-	})
+	st, err := pd.ClusterStatus(ctx, c)
 	if err != nil {
 		return "", fmt.Errorf("read the address of node %s (GET /cluster/status of %s): %w", node, c.Endpoint(), err)
 	}
-	if ips[node] == "" {
+	var ip string
+	if n := st.Node(node); n != nil {
+		ip = n.IP
+	}
+	if ip == "" {
 		return "", fmt.Errorf("%s does not report an address for node %s in GET /cluster/status; set ssh.nodes.%s.address in the provider configuration", c.Endpoint(), node, node)
 	}
-	return ips[node], nil
+	return ip, nil
 }
-
-func clusterStatusCacheKey(c *pve.Client) string { return "cluster/status@" + c.Endpoint() }
 
 // NodeNetworkChanged drops what the provider holds about how node is
 // reached, after a reload that changed its management path: the node

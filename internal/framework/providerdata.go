@@ -53,8 +53,6 @@ func NewProviderData(c *pve.Client, standalone map[string]*pve.Client) *Provider
 	return &ProviderData{Client: c, NodeLocks: NewKeyedMutex(), Reads: NewReadCache(), Plan: NewPlanRegistry(), standalone: standalone}
 }
 
-const membersCacheKey = "cluster/members"
-
 // SharedReadsPrefix starts the cache keys of SharedRead: reads the
 // refreshes of many resources share (a node's VM list, a VM's pending
 // config, the cluster's status). Every write drops them, since a write
@@ -110,10 +108,6 @@ func (pd *ProviderData) IsStandalone(node string) bool {
 	return ok
 }
 
-// ClusterChanged drops what the provider knows about cluster membership,
-// after a cluster was created or a node joined or left it.
-func (pd *ProviderData) ClusterChanged() { pd.Reads.Invalidate(membersCacheKey) }
-
 // Members are the nodes the endpoint lists (GET /nodes, read once per
 // command and shared with NodeClient), sorted.
 func (pd *ProviderData) Members(ctx context.Context) ([]string, error) {
@@ -130,17 +124,15 @@ func (pd *ProviderData) Members(ctx context.Context) ([]string, error) {
 }
 
 func (pd *ProviderData) members(ctx context.Context) (map[string]bool, error) {
-	return CachedRead(ctx, pd.Reads, membersCacheKey, func(ctx context.Context) (map[string]bool, error) {
-		nodes, err := pd.Client.Nodes(ctx)
-		if err != nil {
-			return nil, err
-		}
-		m := map[string]bool{}
-		for _, n := range nodes {
-			m[n.Node] = true
-		}
-		return m, nil
-	})
+	nodes, err := pd.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		m[n.Node] = true
+	}
+	return m, nil
 }
 
 // KeyedMutex is a set of mutexes created on demand, one per key.

@@ -30,9 +30,10 @@ func Quoted(names []string) string {
 
 // DisksCacheKey is the read-cache key of a node's disk list
 // (GET /nodes/{node}/disks/list), shared by every resource that reads it.
-func DisksCacheKey(node string) string { return "disks/" + node }
+func DisksCacheKey(node string) string { return SharedReadsPrefix + "disks/" + node }
 
-// CachedDisks is node's disk list, read once per command.
+// CachedDisks is node's disk list, a SharedRead: once per command, dropped
+// by every write.
 func CachedDisks(ctx context.Context, pd *ProviderData, c *pve.Client, node string) ([]pve.Disk, error) {
 	return CachedRead(ctx, pd.Reads, DisksCacheKey(node), func(ctx context.Context) ([]pve.Disk, error) { return c.ListDisks(ctx, node, false) })
 }

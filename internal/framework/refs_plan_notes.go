@@ -111,9 +111,9 @@ func CachedLookup[T any](ctx context.Context, c *ReadCache, key string, load fun
 	return v, found(v), nil
 }
 
-// GuestsCacheKey is the cache key of PlanGuests' read; a write that
-// creates or removes guests may invalidate it.
-const GuestsCacheKey = "plan/cluster/resources?type=vm"
+// GuestsCacheKey is the cache key of PlanFindGuest's read, ClusterGuests'
+// (a shared read: every write drops it).
+const GuestsCacheKey = SharedReadsPrefix + guestsKey
 
 // PlanFindGuest looks vmid up among the cluster's guests (GET
 // /cluster/resources?type=vm, once per command): the row, whether it is
@@ -121,7 +121,7 @@ const GuestsCacheKey = "plan/cluster/resources?type=vm"
 func (pd *ProviderData) PlanFindGuest(ctx context.Context, vmid int64) (pve.ClusterResource, bool, []pve.ClusterResource, error) {
 	var row pve.ClusterResource
 	rows, ok, err := CachedLookup(ctx, pd.Reads, GuestsCacheKey,
-		func(ctx context.Context) ([]pve.ClusterResource, error) { return pd.Client.ClusterResources(ctx, "vm") },
+		func(ctx context.Context) ([]pve.ClusterResource, error) { return pd.Client.ClusterResources(ctx, "vm") }, // ClusterGuests' load
 		func(rows []pve.ClusterResource) bool {
 			for _, r := range rows {
 				if (r.Type == "qemu" || r.Type == "lxc") && r.VMID == vmid {
@@ -147,8 +147,9 @@ func (pd *ProviderData) PlanNodeNetwork(ctx context.Context, node string) (*pve.
 	})
 }
 
-// StorageCacheKey is the cache key of PlanStorages' read.
-const StorageCacheKey = "plan/storage"
+// StorageCacheKey is the cache key of PlanStorages' read, Storages' (a
+// shared read: every write drops it).
+const StorageCacheKey = SharedReadsPrefix + storageKey
 
 // PlanStorages is storage.cfg (GET /storage), once per command; a miss of
 // storage id is read again once (CachedLookup).

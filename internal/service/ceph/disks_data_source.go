@@ -142,7 +142,7 @@ func (d *nodeDisksDataSource) Read(ctx context.Context, req datasource.ReadReque
 		framework.AddUnable(&resp.Diagnostics, "Read", "node disks", node, err)
 		return
 	}
-	disks, err := c.ListDisks(ctx, node, false)
+	disks, err := framework.CachedDisks(ctx, d.PD, c, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "node disks", node, err)
 		return

@@ -290,7 +290,7 @@ func (r *managerResource) ImportState(ctx context.Context, req resource.ImportSt
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected a manager id, which PVE makes the node name, such as z2g4a; got %q.", req.ID))
 		return
 	}
-	nodes, err := r.PD.Client.Nodes(ctx)
+	nodes, err := r.PD.Nodes(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Import", "Ceph manager", id, err)
 		return

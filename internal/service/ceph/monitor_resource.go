@@ -432,7 +432,7 @@ func (r *monitorResource) ImportState(ctx context.Context, req resource.ImportSt
 	}
 	// Monitors are listed cluster-wide; ask through any node that knows
 	// them, starting with the id as a node name.
-	nodes, err := r.PD.Client.Nodes(ctx)
+	nodes, err := r.PD.Nodes(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Import", "Ceph monitor", id, err)
 		return

@@ -101,7 +101,7 @@ func (d *osdsDataSource) Read(ctx context.Context, req datasource.ReadRequest, r
 	}
 	node := m.Node.ValueString()
 	if m.Node.IsNull() || m.Node.IsUnknown() {
-		nodes, err := d.PD.Client.Nodes(ctx)
+		nodes, err := d.PD.Nodes(ctx)
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Read", "Ceph OSDs", "", err)
 			return

@@ -65,14 +65,12 @@ func osdNames(ids []int64) string {
 // node, shared by every pve_ceph_osd; writes invalidate them.
 const osdTreeKey = "ceph/osd-tree"
 
-func disksKey(node string) string { return "disks/" + node }
-
 func cachedTree(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string) (*pve.CephOSDTree, error) {
 	return framework.CachedRead(ctx, pd.Reads, osdTreeKey, func(ctx context.Context) (*pve.CephOSDTree, error) { return readTree(ctx, pd, c, node) })
 }
 
 func cachedDisks(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string) ([]pve.Disk, error) {
-	return framework.CachedRead(ctx, pd.Reads, disksKey(node), func(ctx context.Context) ([]pve.Disk, error) { return c.ListDisks(ctx, node, false) })
+	return framework.CachedDisks(ctx, pd, c, node)
 }
 
 // osdMetadata is OSD id's metadata. A refresh (useCache) takes it from
@@ -96,7 +94,7 @@ func osdMetadata(ctx context.Context, pd *framework.ProviderData, c *pve.Client,
 func invalidateOSDReads(pd *framework.ProviderData, nodes ...string) {
 	pd.Reads.Invalidate(osdTreeKey)
 	for _, n := range nodes {
-		pd.Reads.Invalidate(disksKey(n))
+		pd.Reads.Invalidate(framework.DisksCacheKey(n))
 	}
 }
 

@@ -352,7 +352,7 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	// PVE's disk actions take a node-wide lock for 10 s only: one OSD
 	// create per node at a time.
-	unlock := r.PD.NodeLocks.Lock(disksKey(node))
+	unlock := r.PD.NodeLocks.Lock("disks/" + node)
 	defer unlock()
 
 	disks, err := c.ListDisks(ctx, node, false)

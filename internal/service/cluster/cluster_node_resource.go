@@ -373,7 +373,7 @@ func (r *clusterNodeResource) Read(ctx context.Context, req resource.ReadRequest
 func (r *clusterNodeResource) read(ctx context.Context, node string) (*clusterNodeModel, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	c := r.PD.Client
-	st, err := c.ClusterStatus(ctx)
+	st, err := r.PD.ClusterStatus(ctx, c)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster node", node, err)
 		return nil, false, diags
@@ -381,7 +381,7 @@ func (r *clusterNodeResource) read(ctx context.Context, node string) (*clusterNo
 	if !st.Clustered {
 		return nil, false, diags
 	}
-	members, err := c.ClusterConfigNodes(ctx)
+	members, err := r.PD.ClusterConfigNodes(ctx, c)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster node", node, err)
 		return nil, false, diags
@@ -412,7 +412,7 @@ func (r *clusterNodeResource) read(ctx context.Context, node string) (*clusterNo
 		diags.AddWarning("Node "+node+" has non-consecutive link numbers",
 			fmt.Sprintf("Links %v cannot be described as link0, link1, ... without gaps.", cn.Links))
 	}
-	nodes, err := c.Nodes(ctx)
+	nodes, err := r.PD.Nodes(ctx)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster node", node, err)
 		return nil, false, diags

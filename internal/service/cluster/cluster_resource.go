@@ -293,7 +293,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 func (r *clusterResource) read(ctx context.Context, name, node string, _ types.List) (*clusterModel, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	c := r.PD.Client
-	st, err := c.ClusterStatus(ctx)
+	st, err := r.PD.ClusterStatus(ctx, c)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster", name, err)
 		return nil, false, diags
@@ -306,7 +306,7 @@ func (r *clusterResource) read(ctx context.Context, name, node string, _ types.L
 			node = ln.Name
 		}
 	}
-	members, err := c.ClusterConfigNodes(ctx)
+	members, err := r.PD.ClusterConfigNodes(ctx, c)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster", name, err)
 		return nil, false, diags

@@ -74,7 +74,7 @@ func (d *nodesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, re
 	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
 		return
 	}
-	nodes, err := d.PD.Client.Nodes(ctx)
+	nodes, err := d.PD.Nodes(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "nodes", "", err)
 		return
@@ -138,7 +138,7 @@ func (d *clusterStatusDataSource) Read(ctx context.Context, _ datasource.ReadReq
 		return
 	}
 	c := d.PD.Client
-	st, err := c.ClusterStatus(ctx)
+	st, err := d.PD.ClusterStatus(ctx, c)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "cluster status", "", err)
 		return
@@ -147,7 +147,7 @@ func (d *clusterStatusDataSource) Read(ctx context.Context, _ datasource.ReadReq
 		Version: types.Int64Value(st.Version), Nodes: []statusEntry{}}
 	votes, links := map[string]int64{}, map[string]map[string]string{}
 	if st.Clustered {
-		members, err := c.ClusterConfigNodes(ctx)
+		members, err := d.PD.ClusterConfigNodes(ctx, c)
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Read", "cluster status", "", err)
 			return

@@ -352,7 +352,7 @@ func (r *haResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 	if sid == "" {
 		sid = prior.ID.ValueString()
 	}
-	got, err := r.PD.Client.HAResource(ctx, sid)
+	got, err := r.PD.SharedHAResource(ctx, sid)
 	if pve.IsHANotFound(err) {
 		tflog.Info(ctx, "HA resource no longer exists; removing it from state", map[string]any{"sid": sid})
 		resp.State.RemoveResource(ctx)

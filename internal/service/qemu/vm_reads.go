@@ -45,7 +45,8 @@ func sharedPending(ctx context.Context, pd *framework.ProviderData, c *pve.Clien
 // state) when its shared list has the VM, else wherever the cluster's
 // resource index has it (a migration, HA, or the VM is gone:
 // ErrNotFound). The index is read only then, so a refresh of a VM that
-// stayed put costs no request of its own here.
+// stayed put costs no request of its own here, and the refreshes of VMs
+// that moved share one (framework.ClusterGuests).
 func findVM(ctx context.Context, pd *framework.ProviderData, vmid int64, known string) (string, error) {
 	if known != "" {
 		if c, err := pd.NodeClient(ctx, known); err == nil {
@@ -58,9 +59,12 @@ func findVM(ctx context.Context, pd *framework.ProviderData, vmid int64, known s
 			}
 		}
 	}
-	row, err := pd.Client.VMResource(ctx, vmid)
+	row, err := pd.ClusterGuest(ctx, vmid)
 	if err != nil {
 		return "", err
+	}
+	if row.Type != "qemu" {
+		return "", fmt.Errorf("VM %d: the id is a %s's: %w", vmid, row.Type, pve.ErrNotFound)
 	}
 	return row.Node, nil
 }

@@ -542,7 +542,7 @@ func (r *storageResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	id := prior.Storage.ValueString()
-	sc, err := c.GetStorage(ctx, id)
+	sc, err := r.PD.SharedStorage(ctx, c, id)
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "storage is gone from storage.cfg; removing it from the state", map[string]any{"storage": id})
 		resp.State.RemoveResource(ctx)
