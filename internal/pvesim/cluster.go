@@ -263,7 +263,9 @@ func joinInfo(c *call) (any, *apiError) {
 	for _, n := range cc.sortedNodes() {
 		e := n.entry()
 		if ns := s.st.Nodes[n.Name]; ns != nil {
-			e["pve_fp"] = certFingerprint(ns.CertPEM)
+			// PVE::Cluster::get_node_fingerprint: pveproxy-ssl.pem when
+			// the node has a custom certificate, else pve-ssl.pem.
+			e["pve_fp"] = certFingerprint(ns.fingerprintPEM())
 			e["pve_addr"] = s.hostIP(n.Name)
 		}
 		list = append(list, e)

@@ -316,15 +316,18 @@ func (r *clusterResource) read(ctx context.Context, name, node string, _ types.L
 		framework.AddUnable(&diags, "Read", "cluster", name, err)
 		return nil, false, diags
 	}
-	ji, err := c.ClusterJoinInfo(ctx, "")
+	// The node's fingerprint as the join information gives it (pve_fp):
+	// both it and GET /nodes' ssl_fingerprint are
+	// PVE::Cluster::get_node_fingerprint, and the node list is shared.
+	nodes, err := r.PD.Nodes(ctx)
 	if err != nil {
 		framework.AddUnable(&diags, "Read", "cluster", name, err)
 		return nil, false, diags
 	}
 	m := &clusterModel{ID: types.StringValue(name), Name: types.StringValue(name), Node: types.StringValue(node), Fingerprint: types.StringValue("")}
-	for _, jn := range ji.Nodes {
-		if jn.Name == node {
-			m.Fingerprint = types.StringValue(jn.PVEFingerprint)
+	for _, n := range nodes {
+		if n.Node == node {
+			m.Fingerprint = types.StringValue(n.SSLFingerprint)
 		}
 	}
 	names := make([]string, 0, len(members))
