@@ -3,7 +3,9 @@ package acctest
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -147,8 +149,12 @@ func TestLabNoChangePlanFlatInVMs(t *testing.T) {
 	k := map[int]int{}
 	for _, n := range []int{3, 9} {
 		arg := fmt.Sprintf("-var=extra_vms=%d", n)
+		lab.Sim.ResetRequests()
 		if r := lab.Apply("-parallelism=20", arg); r.ExitCode != 0 {
 			t.Fatalf("apply with %d VMs failed:\n%s", n, r.Errors())
+		}
+		if n == 9 {
+			checkVMCreateRequests(t, lab.Sim.Requests(), 1003, 1008)
 		}
 		reqs := planRequests(t, lab, arg)
 		perVM := map[string]int{}
@@ -176,5 +182,51 @@ func TestLabNoChangePlanFlatInVMs(t *testing.T) {
 	}
 	if k[3] != k[9] {
 		t.Errorf("the plan is not flat in N: N + %d requests at N = 3, N + %d at N = 9", k[3], k[9])
+	}
+}
+
+// checkVMCreateRequests checks what an apply that created VMs from..to
+// with two disks each asked of them: past the VM's create (POST .../qemu
+// and its task), each disk's attach is one config write answered when
+// its worker ended (background_delay, no task status read) and one
+// read-back, and the VM's read-back is its config with pending changes:
+// 5 requests naming the VM, none before a write (the disks start from
+// the VM's read-back, under its lock), no search for its node.
+func checkVMCreateRequests(t *testing.T, reqs []pvesim.Request, from, to int) {
+	t.Helper()
+	perVM := map[int][]string{}
+	configTaskReads := 0
+	for _, r := range reqs {
+		if strings.Contains(r.Path, "/tasks/") && strings.Contains(r.Path, ":qmconfig:") {
+			configTaskReads++
+		}
+		_, rest, ok := strings.Cut(r.Path, "/qemu/")
+		if !ok {
+			continue
+		}
+		idText, sub, _ := strings.Cut(rest, "/")
+		id, err := strconv.Atoi(idText)
+		if err != nil || id < from || id > to {
+			continue
+		}
+		kind := r.Method + " " + sub
+		if r.Method == "POST" && sub == "config" && r.Params["background_delay"] == "" {
+			kind += " without background_delay"
+		}
+		perVM[id] = append(perVM[id], kind)
+	}
+	want := []string{"GET pending", "GET pending", "GET pending", "POST config", "POST config"}
+	for id := from; id <= to; id++ {
+		got := perVM[id]
+		sort.Strings(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("VM %d and its two disks: requests naming it %v, want %v", id, got, want)
+		}
+	}
+	if configTaskReads != 0 {
+		t.Errorf("%d task reads of qmconfig tasks: the disks' config writes should be answered when their workers end", configTaskReads)
+	}
+	if t.Failed() {
+		t.Logf("requests:\n%s", requestLines(reqs))
 	}
 }

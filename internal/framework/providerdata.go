@@ -202,6 +202,32 @@ func (c *ReadCache) Get(ctx context.Context, key string, load func(context.Conte
 	return e.value, e.err
 }
 
+// Put stores v under key as a completed load, replacing what is there.
+func (c *ReadCache) Put(key string, v any) {
+	e := &cacheEntry{done: make(chan struct{}), value: v}
+	close(e.done)
+	c.mu.Lock()
+	c.entries[key] = e
+	c.mu.Unlock()
+}
+
+// Peek returns key's value when a load of it completed without error,
+// without loading or waiting.
+func (c *ReadCache) Peek(key string) (any, bool) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	select {
+	case <-e.done:
+		return e.value, e.err == nil
+	default:
+		return nil, false
+	}
+}
+
 // Invalidate drops key so the next Get loads it again.
 func (c *ReadCache) Invalidate(key string) {
 	c.mu.Lock()

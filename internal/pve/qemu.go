@@ -266,6 +266,45 @@ func (c *Client) UpdateVMConfig(ctx context.Context, node string, vmid int64, u 
 	return upid, err
 }
 
+// configUpdateWait is the background_delay UpdateVMConfigWaiting asks
+// for, in seconds: the GUI's hardware editor asks for 5.
+const configUpdateWait = 5
+
+// UpdateVMConfigWaiting is UpdateVMConfig with background_delay: PVE
+// waits up to configUpdateWait seconds for its qmconfig worker (woken
+// when it exits) and answers null when the worker ended well, so a write
+// that allocates a disk in a moment needs no task status read. It returns
+// NoTask then, else the UPID of the worker still running (await it).
+// PVE answers a worker that failed in time with "failed to update VM
+// <vmid>: <exit status>" and no UPID; that is returned as the task's
+// *TaskError without its log (AwaitVMTask starts the write again after a
+// lock timeout, as for any qmconfig task). The task is not looked up:
+// another writer's qmconfig task of the VM could be taken for it.
+//
+//pve:operation POST /nodes/{node}/qemu/{vmid}/config
+func (c *Client) UpdateVMConfigWaiting(ctx context.Context, node string, vmid int64, u VMConfigUpdate) (string, error) {
+	p := u.params()
+	p.Set("background_delay", strconv.Itoa(configUpdateWait))
+	var upid string
+	err := c.Post(ctx, vmPath(node, vmid)+"/config", p, &upid)
+	var ae *APIError
+	failed := fmt.Sprintf("failed to update VM %d: ", vmid)
+	if errors.As(err, &ae) && strings.HasPrefix(ae.Message, failed) {
+		return "", &TaskError{
+			UPID:       UPID{Node: node, Type: "qmconfig", ID: strconv.FormatInt(vmid, 10)},
+			ExitStatus: strings.TrimSpace(strings.TrimPrefix(ae.Message, failed)),
+		}
+	}
+	if err == nil && upid == "" {
+		return NoTask, nil
+	}
+	return upid, err
+}
+
+// NoTask is the UPID of a write PVE finished before it answered
+// (UpdateVMConfigWaiting): there is no task to await.
+const NoTask = ""
+
 // UpdateVMConfigSync writes the config through the synchronous PUT (no
 // task; changes that cannot apply to a running VM stay pending).
 //
@@ -615,6 +654,9 @@ const vmTaskLockAttempts = 12
 func (c *Client) AwaitVMTask(ctx context.Context, start func() (string, error)) (*TaskResult, error) {
 	for attempt := 0; ; attempt++ {
 		upid, err := start()
+		if err == nil && upid == NoTask {
+			return &TaskResult{ExitStatus: "OK"}, nil
+		}
 		res, err := c.Await(ctx, upid, err)
 		if err == nil || !IsConfigLockTimeout(err) || attempt+1 >= vmTaskLockAttempts {
 			return res, err

@@ -92,7 +92,9 @@ func (e *TaskError) Error() string {
 			b.WriteString(l)
 		}
 	}
-	fmt.Fprintf(&b, "\n(task %s)", e.UPID.Raw)
+	if e.UPID.Raw != "" {
+		fmt.Fprintf(&b, "\n(task %s)", e.UPID.Raw)
+	}
 	return b.String()
 }
 

@@ -1,7 +1,6 @@
 package qemu
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -331,16 +330,6 @@ func (s slotState) drivePending() []string {
 	}
 	out = append(out, opts...)
 	return out
-}
-
-// readSlot reads the slot's drive from GET pending (current, pending and
-// delete per key in one call).
-func readSlot(ctx context.Context, c *pve.Client, node string, vmid int64, slot string) (*slotState, error) {
-	items, err := c.GetVMPending(ctx, node, vmid)
-	if err != nil {
-		return nil, err
-	}
-	return slotFrom(items, slot)
 }
 
 // slotFrom is the slot's state in GET pending's rows.

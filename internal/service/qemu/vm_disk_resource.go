@@ -278,8 +278,16 @@ func (r *vmDiskResource) vmClient(ctx context.Context, vmid int64, settle bool) 
 }
 
 // vmAt is vmClient for writes: where the VM is once no migration holds
-// it, followed when a later step meets one.
+// it, followed when a later step meets one. A VM this run already read
+// or wrote (its create, another disk's attach) is on the node it was
+// read on (vm_known.go): no search, and a step that meets a migration
+// or finds the config gone follows the VM as ever.
 func (r *vmDiskResource) vmAt(ctx context.Context, vmid int64) (*vmAt, error) {
+	if k, ok := knownVMOf(r.PD, vmid); ok {
+		if c, err := r.PD.NodeClient(ctx, k.node); err == nil {
+			return &vmAt{pd: r.PD, vmid: vmid, c: c, node: k.node}, nil
+		}
+	}
 	c, node, err := r.vmClient(ctx, vmid, true)
 	if err != nil {
 		return nil, err
@@ -292,7 +300,7 @@ func diskID(vmid int64, slot string) string { return fmt.Sprintf("%d/%s", vmid, 
 // updateConfig writes the VM config through the qmconfig task, started
 // again while PVE's config lock is busy.
 func updateConfig(ctx context.Context, c *pve.Client, node string, vmid int64, u pve.VMConfigUpdate) error {
-	_, err := c.AwaitVMTaskOf(ctx, node, "qmconfig", vmid, func() (string, error) { return c.UpdateVMConfig(ctx, node, vmid, u) })
+	_, err := c.AwaitVMTaskOf(ctx, node, "qmconfig", vmid, func() (string, error) { return c.UpdateVMConfigWaiting(ctx, node, vmid, u) })
 	return err
 }
 
@@ -315,7 +323,17 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, fmt.Errorf("find VM %d: %w", vmid, err))
 		return
 	}
-	st, err := at.readSlot(ctx, slot)
+	size, err := pve.ParseDiskSize(plan.Size.ValueString())
+	if err != nil || size <= 0 {
+		resp.Diagnostics.AddAttributeError(path.Root("size"), "Invalid size", fmt.Sprintf("size %q is not a disk size such as 32G", plan.Size.ValueString()))
+		return
+	}
+	drive := pve.AllocDrive(plan.Storage.ValueString(), size, plan.options())
+	// The slot's check starts from what this run last read of the VM
+	// (vm_known.go): its create's or another disk's read-back, made
+	// under the VM's lock held here. A boot disk reads the config fresh:
+	// the boot order it writes keeps the config's other devices.
+	st, err := at.slotForWrite(ctx, slot, plan.Boot.ValueBool())
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "VM disk", id, err)
 		return
@@ -326,12 +344,6 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 				"another slot.", vmid, slot, st.Effective.String(), vmDiskTypeName, id))
 		return
 	}
-	size, err := pve.ParseDiskSize(plan.Size.ValueString())
-	if err != nil || size <= 0 {
-		resp.Diagnostics.AddAttributeError(path.Root("size"), "Invalid size", fmt.Sprintf("size %q is not a disk size such as 32G", plan.Size.ValueString()))
-		return
-	}
-	drive := pve.AllocDrive(plan.Storage.ValueString(), size, plan.options())
 	tflog.Info(ctx, "creating VM disk", map[string]any{"vmid": vmid, "node": at.node, "slot": slot, "drive": drive.String()})
 	set := pve.Params{slot: drive.String()}
 	if plan.Boot.ValueBool() {
@@ -339,7 +351,8 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 		// request adds.
 		set["boot"] = bootOrderSetting(st.Boot, slot, true)
 	}
-	if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: set}); err != nil {
+	err = at.updateConfig(ctx, pve.VMConfigUpdate{Set: set})
+	if err != nil {
 		// The slot was empty: a failed worker that wrote the drive (its
 		// volume allocated, qemu-server update_vm) made this disk.
 		if !framework.FailedTask(err) || !slotOnStorage(ctx, at, slot, plan.Storage.ValueString()) {

@@ -193,14 +193,30 @@ func (a *vmAt) updateConfig(ctx context.Context, u pve.VMConfigUpdate) error {
 	return a.do(ctx, func(c *pve.Client, node string) error { return updateConfig(ctx, c, node, a.vmid, u) })
 }
 
+// readSlot reads the slot fresh (GET pending, remembered for the VM's
+// next write: vm_known.go).
 func (a *vmAt) readSlot(ctx context.Context, slot string) (*slotState, error) {
 	var s *slotState
 	err := a.do(ctx, func(c *pve.Client, node string) error {
-		var err error
-		s, err = readSlot(ctx, c, node, a.vmid, slot)
+		items, err := freshPending(ctx, a.pd, c, node, a.vmid)
+		if err != nil {
+			return err
+		}
+		s, err = slotFrom(items, slot)
 		return err
 	})
 	return s, err
+}
+
+// slotForWrite is the slot as a write starts from: what this run last
+// read of the VM on its node (vm_known.go) unless fresh, else read fresh.
+func (a *vmAt) slotForWrite(ctx context.Context, slot string, fresh bool) (*slotState, error) {
+	if k, ok := knownVMOf(a.pd, a.vmid); ok && k.node == a.node && !fresh {
+		if s, err := slotFrom(k.items, slot); err == nil {
+			return s, nil
+		}
+	}
+	return a.readSlot(ctx, slot)
 }
 
 // reboot reboots the VM (a reboot task of an HA-managed VM goes through HA).

@@ -506,9 +506,14 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
 		if _, err := c.AwaitVMTaskOf(ctx, node, "qmstart|hastart", vmid, func() (string, error) { return c.StartVM(ctx, node, vmid) }); err != nil && !powerReachedAfterFailure(ctx, c, node, vmid, true, err, &resp.Diagnostics) {
 			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
+			r.readInto(ctx, node, vmid, &plan, false, &resp.State, &resp.Diagnostics)
+			return
 		}
 	}
-	r.readInto(ctx, node, vmid, &plan, false, &resp.State, &resp.Diagnostics)
+	// The power state is what the create left: stopped, or running once
+	// the start succeeded.
+	m, err := readCreated(ctx, r.PD, c, node, vmid, &plan.vmModel, plan.Started.ValueBool())
+	setReadBack(ctx, vmid, m, err, &plan, &resp.State, &resp.Diagnostics)
 }
 
 // powerReachedAfterFailure reports whether a start or shutdown whose task
@@ -651,6 +656,12 @@ func removeReservedVM(ctx context.Context, c *pve.Client, node string, vmid int6
 // migration took it away from node), warning about pending changes.
 func (r *vmResource) readInto(ctx context.Context, node string, vmid int64, prior *vmResourceModel, keepNode bool, st *tfsdk.State, diags *diag.Diagnostics) {
 	m, err := r.readFollowing(ctx, node, vmid, &prior.vmModel, keepNode, true)
+	setReadBack(ctx, vmid, m, err, prior, st, diags)
+}
+
+// setReadBack puts a read-back (m, or its error) into st, warning about
+// pending changes.
+func setReadBack(ctx context.Context, vmid int64, m *vmModel, err error, prior *vmResourceModel, st *tfsdk.State, diags *diag.Diagnostics) {
 	if err != nil {
 		framework.AddUnable(diags, "Read", "VM", vmLabel(vmid), err)
 		return
@@ -763,6 +774,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	// One writer per VM in this provider: its pve_vm_disk resources take
 	// the same lock.
 	defer r.PD.NodeLocks.Lock(VMLockKey(vmid))()
+	forgetVM(r.PD, vmid) // this write changes what the run last read of it
 	if n, err := r.locate(ctx, vmid, node, true); err == nil {
 		node = n
 	}
@@ -912,6 +924,7 @@ func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, res
 	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
 		return
 	}
+	forgetVM(r.PD, vmid)
 	node, err := r.locate(ctx, vmid, state.Node.ValueString(), true)
 	if errors.Is(err, pve.ErrNotFound) {
 		return
