@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
@@ -18,9 +19,12 @@ import (
 //     node's management path (NodeNetworkChanged), which drop them. NodeClient
 //     and NodeIP read them on every apply step, so they are not dropped by
 //     every write;
+//   - storage.cfg: dropped by the writes that change it (writesStorageConfig),
+//     not by the many guest writes of an apply, whose plans check their
+//     disks' storages against it;
 //   - the rest (SharedRead: the guests of /cluster/resources, HA resources,
-//     storage.cfg, the Ceph metadata, a node's VM list, a VM's config):
-//     dropped by every write; a read-back after a write passes fresh.
+//     the Ceph metadata, a node's VM list, a VM's config): dropped by every
+//     write; a read-back after a write passes fresh.
 //
 // Values are shared between goroutines: callers must not modify them.
 
@@ -29,7 +33,7 @@ const (
 	clusterKeyPrefix = "cluster/"
 	guestsKey        = "cluster/resources?type=vm"
 	haResourcesKey   = "ha/resources"
-	storageKey       = "storage"
+	storageKey       = "storage.cfg"
 )
 
 // Nodes is GET /nodes of the endpoint (names, online state, certificate
@@ -107,11 +111,26 @@ func (pd *ProviderData) SharedHAResource(ctx context.Context, sid string) (*pve.
 }
 
 // Storages is storage.cfg (GET /storage; each entry as GET
-// /storage/{storage} gives it), a SharedRead.
+// /storage/{storage} gives it), once per command until a write changes it.
 func (pd *ProviderData) Storages(ctx context.Context) ([]pve.StorageConfig, error) {
-	return SharedRead(ctx, pd, false, storageKey, func(ctx context.Context) ([]pve.StorageConfig, error) {
+	return CachedRead(ctx, pd.Reads, storageKey, func(ctx context.Context) ([]pve.StorageConfig, error) {
 		return pd.Client.ListStorage(ctx, "")
 	})
+}
+
+// writesStorageConfig reports whether a write to path may change
+// storage.cfg: the storage API, and the calls that add or remove storages
+// beside their own work (a Ceph pool's add_storages / remove_storages, a
+// CephFS's add-storage, a local disk's add_storage / cleanup-config), and
+// a cluster join, which gives the node the cluster's storage.cfg.
+func writesStorageConfig(path string) bool {
+	switch {
+	case strings.HasPrefix(path, "/storage"), strings.HasPrefix(path, "/cluster/config"):
+		return true
+	case !strings.HasPrefix(path, "/nodes/"):
+		return false
+	}
+	return strings.Contains(path, "/ceph/pool") || strings.Contains(path, "/ceph/fs") || strings.Contains(path, "/disks/")
 }
 
 // SharedStorage is storage id's entry of Storages through c (the

@@ -72,7 +72,12 @@ func SharedRead[T any](ctx context.Context, pd *ProviderData, fresh bool, key st
 }
 
 // AfterWrite is the clients' write hook (pve.Config.AfterWrite).
-func (pd *ProviderData) AfterWrite(method, path string) { pd.Reads.InvalidatePrefix(SharedReadsPrefix) }
+func (pd *ProviderData) AfterWrite(method, path string) {
+	pd.Reads.InvalidatePrefix(SharedReadsPrefix)
+	if writesStorageConfig(path) {
+		pd.Reads.Invalidate(storageKey)
+	}
+}
 
 // NodeClient returns the client that reaches node. A node the endpoint
 // lists in GET /nodes is reached through the endpoint (PVE forwards

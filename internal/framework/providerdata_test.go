@@ -84,3 +84,37 @@ func TestKeyedMutexSerialisesOneKeyOnly(t *testing.T) {
 	unlockB()
 	unlockA()
 }
+
+// storage.cfg stays read while an apply writes guests, and is read again
+// after any write that may change it.
+func TestAfterWriteDropsStorageConfigOnlyOnStorageWrites(t *testing.T) {
+	cases := []struct {
+		method, path string
+		drops        bool
+	}{
+		{"POST", "/nodes/pve1/qemu", false},
+		{"POST", "/nodes/pve1/qemu/100/config", false},
+		{"PUT", "/nodes/pve1/network/vmbr1", false},
+		{"POST", "/cluster/ha/resources", false},
+		{"POST", "/storage", true},
+		{"PUT", "/storage/ceph", true},
+		{"DELETE", "/storage/ceph", true},
+		{"POST", "/nodes/pve1/ceph/pool", true},
+		{"DELETE", "/nodes/pve1/ceph/pool/rbd", true},
+		{"POST", "/nodes/pve1/ceph/fs/cephfs", true},
+		{"POST", "/nodes/pve1/disks/lvmthin", true},
+		{"DELETE", "/nodes/pve1/disks/zfs/tank", true},
+		{"POST", "/cluster/config/join", true},
+	}
+	for _, c := range cases {
+		pd := &ProviderData{Reads: NewReadCache()}
+		loads := 0
+		load := func(context.Context) (any, error) { loads++; return loads, nil }
+		_, _ = pd.Reads.Get(context.Background(), storageKey, load)
+		pd.AfterWrite(c.method, c.path)
+		_, _ = pd.Reads.Get(context.Background(), storageKey, load)
+		if dropped := loads == 2; dropped != c.drops {
+			t.Errorf("%s %s: storage.cfg read again = %v, want %v", c.method, c.path, dropped, c.drops)
+		}
+	}
+}

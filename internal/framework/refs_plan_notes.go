@@ -147,9 +147,9 @@ func (pd *ProviderData) PlanNodeNetwork(ctx context.Context, node string) (*pve.
 	})
 }
 
-// StorageCacheKey is the cache key of PlanStorages' read, Storages' (a
-// shared read: every write drops it).
-const StorageCacheKey = SharedReadsPrefix + storageKey
+// StorageCacheKey is the cache key of PlanStorages' read, Storages'
+// (dropped by the writes that change storage.cfg).
+const StorageCacheKey = storageKey
 
 // PlanStorages is storage.cfg (GET /storage), once per command; a miss of
 // storage id is read again once (CachedLookup).
