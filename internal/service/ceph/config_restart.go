@@ -27,8 +27,9 @@ import (
 
 var (
 	// restartPollFirst is the shortest interval between checks while
-	// waiting; restartPollMax the longest (restartPacer).
-	restartPollFirst = 250 * time.Millisecond
+	// waiting (a check is one status read); restartPollMax the longest
+	// (restartPacer).
+	restartPollFirst = 100 * time.Millisecond
 	restartPollMax   = 5 * time.Second
 	// restartWait bounds each wait (for ok-to-stop, a daemon to come up,
 	// PGs to be active+clean), as PVE's restart-bulk does per OSD.

@@ -15,8 +15,8 @@ const (
 
 // restartPacer times the checks of a wait by what the same kind of wait
 // took before in this restart. Before anything is known a check follows
-// after a quarter of the time waited so far (between restartPollFirst and
-// restartPollMax): at most a quarter late, a handful of checks. Once one
+// after an eighth of the time waited so far (between restartPollFirst and
+// restartPollMax): at most an eighth late, a dozen checks or so. Once one
 // host's OSDs took d to come up, the next host's are checked first at
 // 0.9 d and then every d/20: they are seen up within a twentieth of the
 // wait instead of up to half of it later, over a few checks more.
@@ -32,7 +32,7 @@ func (p *restartPacer) next(kind waitKind, elapsed time.Duration) time.Duration 
 		}
 		return clampPoll(d / 20)
 	}
-	return clampPoll(elapsed / 4)
+	return clampPoll(elapsed / 8)
 }
 
 // took records that a wait of kind ended after d; a wait that ended at
