@@ -120,7 +120,7 @@ func TestReleasingServerHandle(t *testing.T) {
 
 func TestQuietLogs(t *testing.T) {
 	keys := []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PROVIDER_PVE"}
-	clear := func() {
+	clearLogEnv := func() {
 		for _, kv := range os.Environ() {
 			if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "TF_LOG") {
 				t.Setenv(k, "") // restored after the test
@@ -128,7 +128,7 @@ func TestQuietLogs(t *testing.T) {
 			}
 		}
 	}
-	clear()
+	clearLogEnv()
 	t.Setenv("TF_LOG", "DEBUG")
 	QuietLogs()
 	for _, k := range keys {
@@ -136,7 +136,7 @@ func TestQuietLogs(t *testing.T) {
 			t.Errorf("TF_LOG set: QuietLogs set %s=%s", k, v)
 		}
 	}
-	clear()
+	clearLogEnv()
 	QuietLogs()
 	for _, k := range keys {
 		if v := os.Getenv(k); v != "OFF" {

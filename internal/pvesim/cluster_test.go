@@ -208,7 +208,7 @@ func servedFingerprint(t *testing.T, endpoint string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	raw := conn.ConnectionState().PeerCertificates[0].Raw
 	return certFingerprint(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: raw})))
 }
