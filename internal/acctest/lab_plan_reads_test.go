@@ -2,6 +2,8 @@ package acctest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -96,59 +98,27 @@ func TestLabNoChangePlanReadsEachKindOnce(t *testing.T) {
 	t.Logf("homelab no-change plan: %d requests, %d kinds", len(reqs), len(perKind))
 }
 
-// benchVMs is N stopped VMs with two disks each beside the homelab, one
-// per node in turn (on all three nodes for every N ≥ 3).
-const benchVMs = `
-variable "extra_vms" {
-  type = number
+// benchVMs is make bench's guests (internal/bench/testdata/vms):
+// var.bench_vms stopped VMs with two disks each beside the homelab, ids
+// from 1000, one per node in turn (on all three nodes for every N ≥ 3).
+func benchVMs(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "bench", "testdata", "vms", "vms.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
-
-locals {
-  extra_vms = { for i in range(var.extra_vms) : tostring(1000 + i) => element(keys(local.nodes), i % 3) }
-}
-
-resource "pve_vm" "extra" {
-  for_each = local.extra_vms
-  node     = each.value
-  vmid     = tonumber(each.key)
-  name     = "extra-${each.key}"
-  cores    = 1
-  memory   = 512
-  ostype   = "l26"
-  scsihw   = "virtio-scsi-single"
-  network = {
-    net0 = { bridge = "bridge0" }
-  }
-  started    = false
-  depends_on = [pve_cluster_node.member]
-}
-
-resource "pve_vm_disk" "extra_a" {
-  for_each = local.extra_vms
-  vm_id    = pve_vm.extra[each.key].vmid
-  slot     = "scsi0"
-  storage  = "local-lvm"
-  size     = "1G"
-}
-
-resource "pve_vm_disk" "extra_b" {
-  for_each = local.extra_vms
-  vm_id    = pve_vm.extra[each.key].vmid
-  slot     = "scsi1"
-  storage  = "local-lvm"
-  size     = "1G"
-}
-`
 
 // A no-change plan over N VMs × 2 disks costs N + k requests with k the
 // same for two N: one request per VM (its config and pending changes,
 // which the VM and both disk resources share), no per-disk or per-VM
 // listing of the cluster; the per-node VM lists are in k.
 func TestLabNoChangePlanFlatInVMs(t *testing.T) {
-	lab := NewLab(t, LabOptions{Files: map[string]string{"extra_vms.tf": benchVMs}})
+	lab := NewLab(t, LabOptions{Files: map[string]string{"bench_vms.tf": benchVMs(t)}})
 	k := map[int]int{}
 	for _, n := range []int{3, 9} {
-		arg := fmt.Sprintf("-var=extra_vms=%d", n)
+		arg := fmt.Sprintf("-var=bench_vms=%d", n)
 		lab.Sim.ResetRequests()
 		if r := lab.Apply("-parallelism=20", arg); r.ExitCode != 0 {
 			t.Fatalf("apply with %d VMs failed:\n%s", n, r.Errors())

@@ -31,16 +31,23 @@ func rootClient(t *testing.T, n pvesim.NodeInfo) *Client {
 	return c
 }
 
-func TestClusterCreateJoinRemove(t *testing.T) {
-	sim, err := pvesim.Start(pvesim.Options{TaskDuration: 5 * time.Millisecond})
+// twoNodes starts a simulator whose tasks take taskDuration and returns
+// root clients of its standalone nodes z2g4a and z2g4b.
+func twoNodes(t *testing.T, taskDuration time.Duration) (*pvesim.Sim, *Client, *Client) {
+	t.Helper()
+	sim, err := pvesim.Start(pvesim.Options{TaskDuration: taskDuration})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
+	info := sim.Info()
+	return sim, rootClient(t, simNode(t, info, "z2g4a")), rootClient(t, simNode(t, info, "z2g4b"))
+}
+
+func TestClusterCreateJoinRemove(t *testing.T) {
+	sim, a, b := twoNodes(t, 5*time.Millisecond)
 	ctx := context.Background()
 	info := sim.Info()
-	a := rootClient(t, simNode(t, info, "z2g4a"))
-	b := rootClient(t, simNode(t, info, "z2g4b"))
 
 	st, err := a.ClusterStatus(ctx)
 	if err != nil || st.Clustered || !st.Quorate || len(st.Nodes) != 1 || st.LocalNode().Name != "z2g4a" {
@@ -178,15 +185,9 @@ func TestFollowJoin(t *testing.T) {
 		{"killed after addnode", "task clusterjoin=kill:1x", "unexpected status"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sim, err := pvesim.Start(pvesim.Options{TaskDuration: 50 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = sim.Close() })
+			sim, a, b := twoNodes(t, 50*time.Millisecond)
 			ctx := context.Background()
 			info := sim.Info()
-			a := rootClient(t, simNode(t, info, "z2g4a"))
-			b := rootClient(t, simNode(t, info, "z2g4b"))
 			upid, err := a.CreateCluster(ctx, CreateClusterRequest{Name: "lab"})
 			if _, err = a.Await(ctx, upid, err); err != nil {
 				t.Fatal(err)
