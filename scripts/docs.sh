@@ -2,6 +2,7 @@
 # Generates docs/ with tfplugindocs (pinned in tools/docs), offline.
 #   scripts/docs.sh           regenerate docs/ from templates/, examples/ and the provider schema
 #   scripts/docs.sh --check   generate into a temp copy and fail if docs/ differs
+# Both run "tfplugindocs validate" on the result and fail if it finds a problem.
 # tfplugindocs --tf-version always downloads a CLI, so the schema is produced here instead:
 # the provider is built into a temp dir, a CLI config with dev_overrides points
 # pvelab/pve at it (no init, no network), "<cli> providers schema -json" writes the
@@ -58,44 +59,56 @@ TF_CLI_CONFIG_FILE="$tmp/dev.tfrc" TOFU_CLI_CONFIG_FILE="$tmp/dev.tfrc" \
 	"$cli" -chdir="$tmp/cfg" providers schema -json >"$tmp/raw-schema.json"
 go run -C "$root/tools/providerschema" . pve <"$tmp/raw-schema.json" >"$tmp/schema.json"
 
-# generate <provider dir>: renders <provider dir>/docs from its templates/ and examples/.
-generate() {
-	local out
-	if ! out=$("$tfplugindocs" generate \
-		--provider-dir "$1" \
-		--provider-name pve \
-		--providers-schema "$tmp/schema.json" \
-		--rendered-website-dir docs \
-		--examples-dir examples \
-		--website-source-dir templates \
-		--website-temp-dir "$tmp/website" 2>&1); then
-		printf '%s\n' "$out" >&2
-		echo "docs.sh: tfplugindocs generate failed" >&2
-		return 1
-	fi
-	# tfplugindocs reports missing examples/schemas as warnings on success; show them.
-	printf '%s\n' "$out" | grep -i 'warn' >&2 || true
-}
+# The source tree tfplugindocs reads: templates/ (with resources.md.tmpl also serving as data-sources.md.tmpl, so
+# the subcategory of every type is stated once), examples/ and a copy of docs/.
+src="$tmp/src"
+mkdir -p "$src"
+cp -R "$root/templates" "$root/examples" "$src/"
+cp "$src/templates/resources.md.tmpl" "$src/templates/data-sources.md.tmpl"
+if [ -d "$root/docs" ]; then cp -R "$root/docs" "$src/docs"; else mkdir -p "$src/docs"; fi
+
+out=""
+if ! out=$("$tfplugindocs" generate \
+	--provider-dir "$src" \
+	--provider-name pve \
+	--providers-schema "$tmp/schema.json" \
+	--rendered-website-dir docs \
+	--examples-dir examples \
+	--website-source-dir templates \
+	--website-temp-dir "$tmp/website" 2>&1); then
+	printf '%s\n' "$out" >&2
+	echo "docs.sh: tfplugindocs generate failed" >&2
+	exit 1
+fi
+# tfplugindocs reports missing examples/schemas as warnings on success; show them.
+printf '%s\n' "$out" | grep -i 'warn' >&2 || true
+
+# The registry's checks, offline: front matter, file layout, every page of the schema present, and each
+# resource and data source in one of the subcategories below (a type missing from templates/resources.md.tmpl
+# has none and fails here).
+if ! out=$("$tfplugindocs" validate \
+	--provider-dir "$src" \
+	--provider-name pve \
+	--providers-schema "$tmp/schema.json" \
+	--allowed-resource-subcategories "Network,Cluster,Ceph,Storage,Guests,Node,Certificates" 2>&1); then
+	printf '%s\n' "$out" >&2
+	echo "docs.sh: tfplugindocs validate failed" >&2
+	exit 1
+fi
 
 if ! $check; then
-	generate "$root"
-	echo "docs.sh: docs/ generated with $("$cli" version | head -n1) schema"
+	rm -rf "$root/docs"
+	cp -R "$src/docs" "$root/docs"
+	echo "docs.sh: docs/ generated with $("$cli" version | head -n1) schema and validated"
 	exit 0
 fi
 
-mkdir -p "$tmp/src"
-for d in templates examples docs; do
-	if [ -d "$root/$d" ]; then
-		cp -R "$root/$d" "$tmp/src/$d"
-	fi
-done
-mkdir -p "$tmp/src/docs" "$tmp/empty-docs"
-generate "$tmp/src"
 want="$root/docs"
 [ -d "$want" ] || want="$tmp/empty-docs"
-if ! diff -ru "$want" "$tmp/src/docs" >"$tmp/docs.diff"; then
-	sed -e "s#$tmp/src/docs#docs(generated)#g" -e "s#$root/##g" "$tmp/docs.diff" | head -n 200 >&2
+mkdir -p "$tmp/empty-docs"
+if ! diff -ru "$want" "$src/docs" >"$tmp/docs.diff"; then
+	sed -e "s#$src/docs#docs(generated)#g" -e "s#$root/##g" "$tmp/docs.diff" | head -n 200 >&2
 	echo "docs/ is stale: run make docs" >&2
 	exit 1
 fi
-echo "docs.sh: docs/ is up to date"
+echo "docs.sh: docs/ is up to date and valid"
