@@ -96,7 +96,17 @@ export TF_VAR_nodes TF_VAR_ssh
 echo "lab.sh: pvesim (pid $pvesim_pid) serves nodes $pvesim_nodes${pvesim_lab:+ of ${pvesim_lab#"$root"/}}:"
 pvesim_node_table
 
+# A configuration in the repository keeps its place beside examples/modules, so that
+# its module sources (../modules/pve-ceph-cluster) resolve in the copy.
 work="$tmp/work"
+case "$lab_dir" in
+"$root"/*)
+	mkdir -p "$tmp/repo/examples"
+	cp -R "$root/examples/modules" "$tmp/repo/examples/modules"
+	work="$tmp/repo/${lab_dir#"$root"/}"
+	mkdir -p "$(dirname "$work")"
+	;;
+esac
 cp -R "$lab_dir" "$work"
 rm -rf "$work/.terraform" "$work"/terraform.tfstate* "$work"/*.tfplan "$work"/lab.json
 
@@ -115,6 +125,8 @@ tf() {
 # requests_so_far counts the API requests pvesim has logged (one JSON line each).
 requests_so_far() { if [ -f "$tmp/requests.jsonl" ]; then wc -l <"$tmp/requests.jsonl" | tr -d ' '; else echo 0; fi; }
 
+# Installs the configuration's modules (local paths; the provider comes from dev_overrides).
+tf get >/dev/null
 echo "lab.sh: $cli_version apply"
 rm -f "$tmp/apply.rc"
 { tf apply -auto-approve -input=false 2>&1 || echo $? >"$tmp/apply.rc"; } | tee "$tmp/apply.log"

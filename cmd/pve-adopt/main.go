@@ -90,7 +90,7 @@ type system struct {
 
 const usage = `pve-adopt reads a running Proxmox VE cluster and writes a Terraform configuration of it:
 main.tf (provider and variables), one file per part of the cluster (network.tf, ceph.tf,
-vms.tf, ...) with for_each maps in the shape of examples/homelab, imports.tf with an import
+vms.tf, ...) with for_each maps in the shape of examples/modules/pve-ceph-cluster, imports.tf with an import
 block for every object, and ADOPTION.md listing what is not in the configuration and why.
 
 It only reads. The API client refuses every write before it is sent, and over SSH it runs

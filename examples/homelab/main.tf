@@ -1,10 +1,11 @@
 # The reference lab: three workstations z2g4a/b/c, from three nodes as the
 # PVE installer leaves them (vmbr0 on bcm5720p0 holding the management
 # address and gateway, enterprise repositories on, no cluster, no Ceph) to a
-# cluster with hyper-converged Ceph (ceph.tf), RBD storage and an HA VM
-# (vm.tf), in one apply. The order: each node's network cutover, then the
-# repositories, the cluster and Ceph. examples/labs/reference/lab.json is
-# this lab's hardware for pvesim (make lab, make sim).
+# cluster with hyper-converged Ceph, RBD storage and an HA VM (vm.tf), in
+# one apply: every step of the lab's build log. The build itself is the
+# module examples/modules/pve-ceph-cluster; this file holds the lab's facts
+# and choices. examples/labs/reference/lab.json is this lab's hardware for
+# pvesim (make lab, make sim).
 
 terraform {
   required_providers {
@@ -40,137 +41,123 @@ provider "pve" {
 
 locals {
   # Last address octet of each node on every network.
-  nodes = {
+  octets = {
     z2g4a = 10
     z2g4b = 11
     z2g4c = 12
   }
-}
-
-# Each node's network in one resource: it owns the node's bridges, bonds and
-# VLANs, stages them together and activates them with one reload. That is
-# the only way to move the management address off the installer's vmbr0
-# (bridged to bcm5720p0) onto bridge0 over bond0: interface by interface PVE
-# refuses bond0 (bcm5720p0 is still vmbr0's port) and a second default
-# gateway, and removing vmbr0 first cuts the node off. vmbr0 is not listed,
-# so it is removed in the same reload. The reload changes the management
-# path, so the provider arms a dead-man rollback over SSH first: if the API
-# and SSH do not answer on the management address afterwards, the node puts
-# its old /etc/network/interfaces back by itself and the apply fails naming
-# the change. Physical NICs that are not listed stay as they are (manual).
-resource "pve_node_network_config" "lab" {
-  for_each = local.nodes
-
-  node = each.key
-  interfaces = {
-    # Both onboard 1 GbE ports bonded with LACP.
-    bond0 = {
-      type      = "bond"
-      slaves    = ["bcm5720p0", "bcm5720p1"]
-      bond_mode = "802.3ad"
-    }
-    # The VLAN-aware management and guest bridge: the installer's address
-    # and gateway, now on the bond.
-    bridge0 = {
-      type              = "bridge"
-      bridge_ports      = ["bond0"]
-      bridge_vlan_aware = true
-      bridge_vids       = "2-4094"
-      cidr              = "172.27.2.${each.value}/24"
-      gateway           = "172.27.2.254"
-    }
-    # Corosync link 0 on VLAN 60.
-    "bridge0.60" = {
-      type     = "vlan"
-      cidr     = "169.254.60.${each.value}/24"
-      comments = "corosync link0"
-    }
-    # The 40 GbE storage network (Ceph, migration, corosync link 1).
-    cx354ap1 = {
-      type     = "eth"
-      cidr     = "169.254.50.${each.value}/24"
-      mtu      = 9000
-      comments = "storage network"
+  nodes = {
+    for name, octet in local.octets : name => {
+      endpoint = nonsensitive(var.nodes[name].endpoint)
+      # Both onboard 1 GbE ports (BCM5720), bonded under bridge0.
+      management = {
+        cidr    = "172.27.2.${octet}/24"
+        gateway = "172.27.2.254"
+        nics    = ["bcm5720p0", "bcm5720p1"]
+      }
+      corosync_cidr = "169.254.60.${octet}/24"
+      # The 40 GbE ConnectX-3 port: Ceph, migration, corosync link 1.
+      storage = {
+        cidr = "169.254.50.${octet}/24"
+        nics = ["cx354ap1"]
+      }
+      # The two 480 GB Intel datacenter SSDs. Not the consumer QLC NVMe
+      # (/dev/nvme0n1): put it here and the plan stops with its ~800
+      # measured sync-write IOPS.
+      osd_disks = ["/dev/sdb", "/dev/sdc"]
     }
   }
 }
 
-# The cluster, founded on z2g4a: link0 on the corosync VLAN, link1 on the
-# storage network as the backup ring.
-resource "pve_cluster" "lab" {
-  name = "lab"
-  links = [
-    { address = split("/", pve_node_network_config.lab[var.founding_node].interfaces["bridge0.60"].cidr)[0] },
-    { address = split("/", pve_node_network_config.lab[var.founding_node].interfaces["cx354ap1"].cidr)[0] },
-  ]
-}
+module "lab" {
+  source = "../modules/pve-ceph-cluster"
 
-# The other nodes join one at a time, through their own API, with the same
-# two links. Their networks are configured first (the links must exist:
-# the references above order the cluster after each node's cutover).
-resource "pve_cluster_node" "member" {
-  for_each = { for name, octet in local.nodes : name => octet if name != var.founding_node }
+  nodes         = local.nodes
+  founding_node = var.founding_node
 
-  node = each.key
-  links = [
-    { address = split("/", pve_node_network_config.lab[each.key].interfaces["bridge0.60"].cidr)[0] },
-    { address = split("/", pve_node_network_config.lab[each.key].interfaces["cx354ap1"].cidr)[0] },
-  ]
-  depends_on = [pve_cluster.lab]
-}
-
-# Datacenter options, once every node has joined: migrations go encrypted
-# over the storage network, and HA moves guests away from a node that shuts
-# down instead of freezing them.
-resource "pve_cluster_options" "lab" {
-  migration = {
-    type    = "secure"
-    network = "169.254.50.0/24"
+  # bond0 (LACP) under the VLAN-aware bridge0 with the management address;
+  # corosync link 0 on VLAN 60; the storage port at MTU 9000. The
+  # installer's vmbr0 is not listed, so it goes in the same reload.
+  network = {
+    bridge            = "bridge0"
+    bridge_vlan_aware = true
+    bridge_vids       = "2-4094"
+    management_bond   = { name = "bond0", mode = "802.3ad" }
+    corosync_vlan     = 60
+    corosync_comment  = "corosync link0"
+    storage_mtu       = 9000
+    storage_comment   = "storage network"
   }
-  ha_shutdown_policy = "migrate"
-  depends_on         = [pve_cluster_node.member]
-}
 
-# Package repositories of every node: no subscription, so the
-# no-subscription repositories of PVE and Ceph are on and the enterprise
-# ones (which answer 401 without a subscription, and the installer leaves
-# on) off. The PVE ones first, after the network cutover; the Ceph ones
-# once pve_ceph_install (ceph.tf) has run, because pveceph install rewrites
-# the Ceph repository file (ceph.sources) with the one repository it
-# installs from.
-locals {
-  apt_repositories = {
+  # link0 on the corosync VLAN, link1 on the storage network as the backup
+  # ring; migrations encrypted over the storage network; HA moves guests
+  # away from a node that shuts down instead of freezing them.
+  cluster = {
+    name               = "lab"
+    links              = ["corosync", "storage"]
+    migration_network  = "storage"
+    migration_type     = "secure"
+    ha_shutdown_policy = "migrate"
+  }
+
+  # No subscription: the no-subscription repositories on, the enterprise
+  # ones (on after the installer, 401 without a subscription) off.
+  repositories = {
     "no-subscription" = true
     "enterprise"      = false
   }
-  ceph_apt_repositories = {
-    "ceph-squid-no-subscription" = true
-    "ceph-squid-enterprise"      = false
+
+  ceph = {
+    version        = "squid"
+    repository     = "no-subscription"
+    public_network = "storage"
+    # Guest disks: three copies on three hosts, I/O only while two are up.
+    pool = { name = "ceph", size = 3, min_size = 2, pg_num = 128 }
+    # librbd (QEMU) reads [client] from /etc/pve/ceph.conf when a guest
+    # opens a disk: writeback caching, writethrough until the guest flushes.
+    conf = {
+      client = {
+        rbd_cache                          = "true"
+        rbd_cache_writethrough_until_flush = "true"
+      }
+    }
+    # 8 GiB per OSD, discards passed to the SSDs. bdev_enable_discard is
+    # read when an OSD starts: the OSDs restart one host at a time.
+    config_db = {
+      osd = {
+        osd_memory_target   = "8589934592"
+        bdev_enable_discard = "true"
+      }
+    }
   }
-}
 
-resource "pve_apt_repository" "lab" {
-  for_each = {
-    for pair in setproduct(keys(local.nodes), keys(local.apt_repositories)) :
-    "${pair[0]}/${pair[1]}" => { node = pair[0], handle = pair[1] }
+  # A disk becomes an OSD when fio measures at least 2000 4K sync-write
+  # IOPS on it (the DC SSDs: 6,000 and 10,000).
+  osd_gate = {
+    min_sync_write_iops = 2000
+    runtime             = 30
   }
 
-  node    = each.value.node
-  handle  = each.value.handle
-  enabled = local.apt_repositories[each.value.handle]
-  # After the join: it reissues the node's certificate, and a request
-  # through the node's own API racing it fails the fingerprint pin.
-  depends_on = [pve_node_network_config.lab, pve_cluster_node.member]
-}
-
-resource "pve_apt_repository" "ceph" {
-  for_each = {
-    for pair in setproduct(keys(local.nodes), keys(local.ceph_apt_repositories)) :
-    "${pair[0]}/${pair[1]}" => { node = pair[0], handle = pair[1] }
+  # The lab's internal root CA, which issues the nodes' ACME certificates
+  # and the log server's.
+  trusted_cas = {
+    root-ca-a = file("${path.module}/root-ca-a.crt")
   }
 
-  node       = each.value.node
-  handle     = each.value.handle
-  enabled    = local.ceph_apt_repositories[each.value.handle]
-  depends_on = [pve_ceph_install.lab, pve_cluster_node.member]
+  # Every node's journal to the log server.
+  journal_upload = {
+    url = "https://logs.lab.example:19532/insert/journald"
+  }
+
+  # The nodes' ACME certificates live 24 hours: check for renewal every
+  # four hours instead of PVE's daily run at a random time.
+  daily_update_timer = {
+    on_calendar          = "00/4:00"
+    randomized_delay_sec = 0
+  }
+
+  tuned_profile = "latency-performance"
+
+  # The ConnectX-3 port's rings: 2048 (4096 measured worse).
+  storage_nic_ring = { rx = 2048, tx = 2048 }
 }

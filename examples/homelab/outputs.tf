@@ -1,40 +1,26 @@
 output "management_addresses" {
   description = "Management address of each node."
-  value       = { for node, net in pve_node_network_config.lab : node => net.interfaces["bridge0"].cidr }
+  value       = { for node, a in module.lab.nodes : node => a.management }
 }
 
 output "corosync_addresses" {
   description = "Corosync link0 address of each node."
-  value       = { for node, net in pve_node_network_config.lab : node => net.interfaces["bridge0.60"].cidr }
+  value       = { for node, a in module.lab.nodes : node => a.corosync }
 }
 
 output "storage_addresses" {
   description = "Storage network address and MTU of each node."
-  value       = { for node, net in pve_node_network_config.lab : node => "${net.interfaces["cx354ap1"].cidr} mtu ${net.interfaces["cx354ap1"].mtu}" }
+  value       = { for node, a in module.lab.nodes : node => "${a.storage} mtu ${a.mtu}" }
 }
 
 output "cluster" {
   description = "The cluster, its members and the founding node's certificate fingerprint."
-  value = {
-    name        = pve_cluster.lab.name
-    members     = concat([pve_cluster.lab.node], [for m in pve_cluster_node.member : m.node])
-    fingerprint = pve_cluster.lab.fingerprint
-  }
-}
-
-data "pve_ceph_status" "lab" {
-  depends_on = [pve_ceph_pool.ceph]
+  value       = module.lab.cluster
 }
 
 output "ceph" {
-  description = "Ceph: fsid, health, OSD ids by node/device, the VM pool."
-  value = {
-    fsid   = pve_ceph_cluster.lab.fsid
-    health = data.pve_ceph_status.lab.health
-    checks = [for c in data.pve_ceph_status.lab.checks : "${c.name}: ${c.summary}"]
-    osds   = { for k, o in pve_ceph_osd.lab : k => o.osd_id }
-    pool   = pve_ceph_pool.ceph.name
-  }
+  description = "Ceph: fsid, health, OSD ids by node:device, the VM pool."
+  value       = module.lab.ceph
 }
 
 output "vm100" {

@@ -1,18 +1,8 @@
-# Guest storage: RBD on the Ceph pool (no monhost: the cluster's own Ceph),
-# images only, through librbd so that the [client] rbd cache settings in
-# tuning.tf apply (krbd would bypass them).
-resource "pve_storage" "ceph" {
-  storage = "ceph"
-  type    = "rbd"
-  pool    = pve_ceph_pool.ceph.name
-  content = ["images"]
-  krbd    = false
-}
-
-# VM 100 of the reference lab. Its disk is a resource of its own, so that no
-# change to the VM can touch the disk and no disk change can replace the VM.
+# VM 100 of the reference lab, on the Ceph pool's storage. Its disk is a
+# resource of its own, so that no change to the VM can touch the disk and
+# no disk change can replace the VM.
 resource "pve_vm" "vm100" {
-  node    = var.founding_node
+  node    = module.lab.members[var.founding_node]
   vmid    = 100
   name    = "vm100"
   agent   = true
@@ -27,22 +17,20 @@ resource "pve_vm" "vm100" {
   scsihw = "virtio-scsi-single"
 
   network = {
-    net0 = { bridge = "bridge0" }
+    net0 = { bridge = module.lab.bridge }
   }
 
   onboot  = true
   started = true
-
-  depends_on = [pve_node_network_config.lab]
 }
 
 # scsi0: 32G on Ceph; write-back is safe here because ceph.conf has
-# rbd_cache_writethrough_until_flush = true (tuning.tf). discard passes the
+# rbd_cache_writethrough_until_flush = true (main.tf). discard passes the
 # guest's TRIM down, so the thin RBD image shrinks again.
 resource "pve_vm_disk" "vm100_scsi0" {
   vm_id    = pve_vm.vm100.vmid
   slot     = "scsi0"
-  storage  = pve_storage.ceph.storage
+  storage  = module.lab.storage
   size     = "32G"
   cache    = "writeback"
   iothread = true
@@ -55,12 +43,10 @@ resource "pve_vm_disk" "vm100_scsi0" {
   # Cache or discard changes wait for a restart of VM 100; allow the
   # provider to reboot it for them.
   reboot_if_needed = true
-
-  depends_on = [pve_ceph_config.client]
 }
 
 # The HA manager keeps VM 100 running, restarting it on another node when
-# its node fails (shutdown policy migrate: cluster options in main.tf).
+# its node fails (shutdown policy migrate: the module's cluster options).
 resource "pve_ha_resource" "vm100" {
   sid          = "vm:${pve_vm.vm100.vmid}"
   state        = "started"

@@ -148,21 +148,29 @@ func NewLab(t *testing.T, opts LabOptions) *Lab {
 	tmp := t.TempDir()
 	l := &Lab{Sim: sim, Dir: filepath.Join(tmp, "work"), t: t, cli: os.Getenv("TF_ACC_TERRAFORM_PATH"), info: sim.Info()}
 	l.rootPwd = l.info.Nodes[0].RootPassword
-	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	dir := opts.ConfigDir
 	if dir == "" {
 		dir = "examples/homelab"
 	}
+	modules := false
 	if dir != "-" {
+		// The configuration keeps its place beside examples/modules, so
+		// that its module sources (../modules/...) resolve in the copy.
 		root, err := repoRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := copyTF(filepath.Join(root, dir), l.Dir); err != nil {
+		l.Dir = filepath.Join(tmp, "repo", filepath.FromSlash(dir))
+		if err := copyTree(filepath.Join(root, "examples", "modules"), filepath.Join(tmp, "repo", "examples", "modules")); err != nil {
 			t.Fatal(err)
 		}
+		if err := copyConfig(filepath.Join(root, dir), l.Dir); err != nil {
+			t.Fatal(err)
+		}
+		modules = true
+	}
+	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for n, c := range opts.Files {
 		if err := os.WriteFile(filepath.Join(l.Dir, n), []byte(c), 0o600); err != nil {
@@ -177,6 +185,13 @@ func NewLab(t *testing.T, opts LabOptions) *Lab {
 	l.env = append(labEnviron(),
 		"TF_CLI_CONFIG_FILE="+tfrc, "TOFU_CLI_CONFIG_FILE="+tfrc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
 		"TF_VAR_nodes="+nodes, "TF_VAR_ssh="+ssh)
+	if modules {
+		// Local modules are installed by get (init would look for the
+		// provider, which dev_overrides serves).
+		if r := l.Run("get"); r.ExitCode != 0 {
+			t.Fatalf("get: %s", r.Output)
+		}
+	}
 	return l
 }
 
@@ -234,25 +249,60 @@ func (l *Lab) clientFiles(dir string) (nodes, ssh string) {
 	return "{ " + nb.String() + "}", fmt.Sprintf("{ private_key_file = %q, known_hosts_file = %q, nodes = { %s} }", key, khFile, sb.String())
 }
 
-// copyTF copies the *.tf files of src into dst (no state, no .terraform).
-func copyTF(src, dst string) error {
-	files, err := filepath.Glob(filepath.Join(src, "*.tf"))
+// copyConfig copies the configuration in src (its *.tf files and what
+// they read, such as a certificate; not state, plans, .terraform or the
+// lab file) into dst.
+func copyConfig(src, dst string) error {
+	entries, err := os.ReadDir(src)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("%s holds no *.tf files", src)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
 	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "terraform.tfstate") ||
+			strings.HasSuffix(name, ".tfplan") || name == "lab.json" {
+			continue
+		}
+		if strings.HasSuffix(name, ".tf") {
+			n++
+		}
+		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dst, filepath.Base(f)), b, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o600); err != nil {
 			return err
 		}
 	}
+	if n == 0 {
+		return fmt.Errorf("%s holds no *.tf files", src)
+	}
 	return nil
+}
+
+// copyTree copies the configurations under src (modules) into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || d.Name() == ".terraform" {
+			if err == nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		files, err := filepath.Glob(filepath.Join(p, "*.tf"))
+		if err != nil || len(files) == 0 {
+			return err
+		}
+		return copyConfig(p, filepath.Join(dst, rel))
+	})
 }
 
 // LabRun is one CLI command's outcome.

@@ -1,6 +1,6 @@
 // Package adopt reads a running PVE cluster, through the API and, for what
 // only a node holds, over SSH, and writes a Terraform configuration that
-// describes it (for_each maps and locals in the shape of examples/homelab)
+// describes it (for_each maps and locals in the shape of examples/modules/pve-ceph-cluster)
 // with an import block per object: the first plan of that configuration
 // imports everything and changes nothing (issue #12).
 //

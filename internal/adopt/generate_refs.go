@@ -7,7 +7,7 @@ import (
 
 // linkGroups, once every area has run, replaces values that name another
 // adopted object with references to it, and narrows dependencies to the
-// objects actually used, as a person writes them (examples/homelab):
+// objects actually used, as a person writes them (examples/modules/pve-ceph-cluster):
 //   - an rbd storage's options.pool becomes pve_ceph_pool.<name>.name
 //     (which orders the storage after the pool, no depends_on needed);
 //   - the VMs' disks depend on the storages they use only (vm_id, a

@@ -148,14 +148,14 @@ func benchHomelab(t *testing.T, rep *report, scale float64) {
 	rep.add(row{scenario: "(c) homelab", phase: "no-change plan", m: plan, resources: n})
 
 	// (d): a setting the OSDs read only when they start.
-	tf := filepath.Join(lab.Dir, "tuning.tf")
+	tf := filepath.Join(lab.Dir, "main.tf")
 	b, err := os.ReadFile(tf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	changed := strings.Replace(string(b), `bdev_enable_discard = "true"`, `bdev_enable_discard = "false"`, 1)
 	if changed == string(b) {
-		t.Fatal(`tuning.tf: no bdev_enable_discard = "true" to change`)
+		t.Fatal(`main.tf: no bdev_enable_discard = "true" to change`)
 	}
 	if err := os.WriteFile(tf, []byte(changed), 0o600); err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func benchHomelab(t *testing.T, rep *report, scale float64) {
 	down := lab.Sim.CephMaxHostsDownAtOnce()
 	// The rolling restart is the config resource's update; the CLI's own
 	// start and refresh (about a second, not scaled) are not part of it.
-	iv := ApplyTimes(restart.run.Output)["pve_ceph_config.osd"]
+	iv := ApplyTimes(restart.run.Output)[`module.lab.pve_ceph_config.config_db["osd"]`]
 	took := iv.End.Sub(iv.Start).Seconds()
 	rep.add(row{scenario: fmt.Sprintf("(d) rolling restart, %d OSDs on %d hosts", hosts.osds, hosts.hosts), phase: "apply",
 		m: restart, resources: n, critical: ideal, criticalName: "Σ restart+recovery", timed: took, timedName: "pve_ceph_config.osd",

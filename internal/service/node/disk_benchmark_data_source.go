@@ -420,7 +420,10 @@ func (d *diskBenchmarkDataSource) checkDevice(ctx context.Context, node, dev str
 	if err != nil {
 		return "", "", nil, err
 	}
-	disks, err := c.ListDisks(ctx, node, false)
+	// The command's shared disk list (pve_node_disks and the OSDs read the
+	// same; any write to the node's disks drops it): several benchmarks on
+	// one node cost one read.
+	disks, err := framework.CachedDisks(ctx, d.PD, c, node)
 	if err != nil {
 		return "", "", nil, err
 	}

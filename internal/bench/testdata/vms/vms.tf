@@ -1,6 +1,7 @@
 # The large-plan scenario's guests, beside examples/homelab: var.bench_vms
 # stopped VMs with two disks each on local-lvm, spread over the nodes once
-# they are in the cluster (PVE refuses to join a node that has guests).
+# they are in the cluster (PVE refuses to join a node that has guests:
+# module.lab.members gives a node's name once it has joined).
 
 variable "bench_vms" {
   type    = number
@@ -8,12 +9,12 @@ variable "bench_vms" {
 }
 
 locals {
-  bench_vms = { for i in range(var.bench_vms) : tostring(1000 + i) => element(keys(local.nodes), i % 3) }
+  bench_vms = { for i in range(var.bench_vms) : tostring(1000 + i) => element(keys(local.octets), i % 3) }
 }
 
 resource "pve_vm" "bench" {
   for_each = local.bench_vms
-  node     = each.value
+  node     = module.lab.members[each.value]
   vmid     = tonumber(each.key)
   name     = "bench-${each.key}"
   cores    = 1
@@ -23,8 +24,7 @@ resource "pve_vm" "bench" {
   network = {
     net0 = { bridge = "bridge0" }
   }
-  started    = false
-  depends_on = [pve_cluster_node.member]
+  started = false
 }
 
 resource "pve_vm_disk" "bench_system" {
