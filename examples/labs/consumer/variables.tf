@@ -48,29 +48,17 @@ variable "min_osd_sync_write_iops" {
   default     = 2000
 }
 
-variable "measure_disks" {
-  description = <<-EOT
-    Benchmark every unused non-boot disk with fio on each plan (it writes
-    over them: only disks that hold nothing are measured, and disks that
-    became OSDs are skipped). Needs fio on the nodes. False judges the
-    drives by what the provider knows of their model (power-loss
-    protection) only.
-  EOT
-  type        = bool
-  default     = true
-}
-
 variable "accept_osd_disks" {
   description = <<-EOT
-    Disks to make OSDs even though they failed the checks, as
-    "node:/dev/sdX" (such as "cons1:/dev/sdb"): an explicit opt-in for a
-    throw-away test pool. Empty by default: no drive of this lab passes, so
-    no OSD and no pool is created.
+    Disks to make OSDs without measuring them, as "node:/dev/sdX" with the
+    reason (such as { "cons1:/dev/sdb" = "throw-away test pool" }): an
+    explicit opt-in. Empty by default: no drive of this lab passes the
+    measurement, so the plan stops.
   EOT
-  type        = set(string)
-  default     = []
+  type        = map(string)
+  default     = {}
   validation {
-    condition     = alltrue([for k in var.accept_osd_disks : can(regex("^[a-z0-9-]+:/dev/", k))])
-    error_message = "accept_osd_disks entries look like \"cons1:/dev/sdb\"."
+    condition     = alltrue([for k in keys(var.accept_osd_disks) : can(regex("^[a-z0-9-]+:/dev/", k))])
+    error_message = "accept_osd_disks keys look like \"cons1:/dev/sdb\"."
   }
 }

@@ -1,7 +1,7 @@
 # What the diskless node is for: a guest on jpl-proxmox6 whose disk lives
 # on the storage nodes' Ceph (testpool).
 resource "pve_vm" "vm200" {
-  node    = "jpl-proxmox6"
+  node    = module.lab.members["jpl-proxmox6"]
   vmid    = 200
   name    = "vm200"
   cores   = 4
@@ -9,16 +9,14 @@ resource "pve_vm" "vm200" {
   cpu     = "host"
   ostype  = "l26"
   scsihw  = "virtio-scsi-single"
-  network = { net0 = { bridge = "vmbr0" } }
+  network = { net0 = { bridge = module.lab.bridge } }
   started = true
-
-  depends_on = [pve_node_network_config.lab, pve_cluster_node.member]
 }
 
 resource "pve_vm_disk" "vm200_scsi0" {
   vm_id    = pve_vm.vm200.vmid
   slot     = "scsi0"
-  storage  = pve_storage.testpool.storage
+  storage  = module.lab.storage
   size     = "32G"
   iothread = true
   ssd      = true
