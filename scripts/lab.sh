@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
-# make lab [LAB=<lab file or shipped lab name>] [LAB_DIR=<dir>] [START=<state>] [PVE_RELEASE=<release>]:
-# runs a configuration against the PVE simulator (cmd/pvesim), end to end:
-#   1. builds cmd/pvesim and the provider into a temp dir;
-#   2. starts pvesim from the lab file (default: examples/labs/reference/lab.json, whose
-#      nodes start as the PVE installer leaves them: fresh-install) on free 127.0.0.1
-#      ports and reads its one JSON line (per node: endpoint, root_password,
-#      tls_fingerprint, sshd);
-#   3. copies the configuration to a temp work dir (no state lands in the repo) and, with
-#      a dev_overrides CLI config (no init), runs apply -auto-approve, output, and
-#      plan -detailed-exitcode; a non-empty second plan fails the job;
-#   4. always stops pvesim (SIGTERM, then SIGKILL after 10 s) and prints a summary: the
-#      API requests of apply and second plan; the network reloads of each node and where
-#      its management address went (from pvesim's request log: the cutover from the
-#      installer's vmbr0 takes one reload); and the provider's diagnostics about the
-#      cutover and any dead-man rollback, one line each.
+# make lab [LAB=<lab file or shipped lab name>] [LAB_DIR=<dir>] [LAB_KEEP=1] [START=<state>] [PVE_RELEASE=<release>]:
+# runs a configuration against the PVE simulator (cmd/pvesim), end to end, and prints a
+# summary of at most ~60 lines; the CLI's full output goes to a log file the summary names.
+#   1. build: cmd/pvesim, cmd/lab-summary and the provider into a temp dir;
+#   2. start simulator: pvesim from the lab file (default: examples/labs/reference/lab.json,
+#      whose nodes start as the PVE installer leaves them: fresh-install) on free 127.0.0.1
+#      ports; its one JSON line gives each node's endpoint, root password, fingerprint, sshd;
+#   3. the configuration is copied to a temp work dir (no state lands in the repo; a
+#      configuration in the repository keeps its place beside examples/modules, so module sources
+#      resolve); with a dev_overrides CLI config (no init) it runs: get (only when it has
+#      module blocks), plan -out, apply of that plan, output, show (the state), and a second
+#      plan -detailed-exitcode that must be empty. plan and apply run with -json: the log
+#      gets their messages and diagnostics as text, plus the full plan (show of the plan file);
+#   4. stops pvesim (SIGTERM, then SIGKILL after 10 s) unless LAB_KEEP=1, and prints the
+#      summary (cmd/lab-summary): the phases with their durations and API requests, resources
+#      by type, each node's network reloads and where its management address went (from
+#      pvesim's request log: the cutover from the installer's vmbr0 takes one reload), the
+#      provider's diagnostics (errors in full: a refusal at plan shows its message), Ceph
+#      health, the VMs, where the state and the logs are, and what to run next.
 # The configuration is LAB_DIR, else the lab file's directory when it holds *.tf files
 # (examples/labs/diskless, examples/labs/consumer), else examples/homelab. It gets the
 # nodes' endpoints, root@pam passwords and certificate fingerprints as TF_VAR_nodes and
 # their SSH servers (host keys in a known_hosts file, the lab's root key) as TF_VAR_ssh,
 # for whatever node names the lab file has.
 # START overrides the lab file's starting state (fresh-install, cluster, hand-built),
-# PVE_RELEASE its PVE release. LAB_KEEP=1 keeps the temp dir (state, logs) for inspection.
+# PVE_RELEASE its PVE release. The temp dir (logs, state; not the binaries) is kept;
+# LAB_KEEP=1 also keeps the binaries and leaves pvesim running, with lab.env to source
+# for terraform -chdir=<work dir> plan (the summary prints the commands and the pid to kill).
 # FAULTS=<fault spec> [FAULT_SEED=<n>] runs it under pvesim's injected faults (pvesim -h).
 set -euo pipefail
 # A step that fails says which (set -e alone stops without a word).
@@ -51,38 +57,72 @@ compgen -G "$lab_dir/*.tf" >/dev/null || pvesim_die "$lab_dir holds no *.tf file
 . "$root/scripts/env.sh"
 cli="$TF_ACC_TERRAFORM_PATH"
 cli_version="$("$cli" version 2>/dev/null | sed -n 1p)"
+keep="${LAB_KEEP:-}"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/pve-lab.XXXXXX")"
+log="$tmp/lab.log"
+: >"$log"
+work="$tmp/work"
 result="FAILED"
-summary=()
 pvesim_release=""
 
+# The phases: one line each in phases.tsv (name, start, end, exit status, the request
+# log's line count at its start and end), read by cmd/lab-summary.
+now() { if [ -n "${EPOCHREALTIME:-}" ]; then echo "${EPOCHREALTIME/,/.}"; else date +%s; fi; }
+requests_so_far() { if [ -f "$tmp/requests.jsonl" ]; then wc -l <"$tmp/requests.jsonl" | tr -d ' '; else echo 0; fi; }
+phase=""
+phase_begin() {
+	phase=$1
+	phase_t0="$(now)"
+	phase_r0="$(requests_so_far)"
+	echo "lab.sh: $phase"
+	printf '\n===== %s =====\n' "$phase" >>"$log"
+}
+phase_end() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$phase_t0" "$(now)" "$1" "$phase_r0" "$(requests_so_far)" >>"$tmp/phases.tsv"
+	phase=""
+}
+
+summary_bin=""
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	pvesim_stop
-	if [ "$rc" -ne 0 ] && [ -s "$tmp/pvesim.log" ]; then
-		echo "--- last lines of the pvesim log ---" >&2
-		tail -n 30 "$tmp/pvesim.log" >&2 || true
-	fi
-	if [ "${LAB_KEEP:-}" = 1 ]; then
-		echo "lab.sh: kept $tmp"
+	[ -z "$phase" ] || phase_end "$rc"
+	if [ "$keep" = 1 ] && [ -n "$pvesim_pid" ]; then
+		# Left running for the commands the summary prints; it is stopped with kill <pid>.
+		echo "$pvesim_pid" >"$tmp/pvesim.pid"
 	else
-		rm -rf "$tmp"
+		pvesim_stop >>"$log"
+		rm -f "$tmp/pvesim.pid"
 	fi
-	local s
-	for s in ${summary[@]+"${summary[@]}"}; do
-		echo "lab.sh: $s"
-	done
-	echo "lab.sh: $result ($cli_version, PVE ${pvesim_release:-default}, ${pvesim_lab:+${pvesim_lab#"$root"/}, }${lab_dir#"$root"/})"
+	# The logs and the state stay; the binaries (tens of MB) only for LAB_KEEP=1.
+	[ "$keep" = 1 ] || rm -rf "$tmp/bin" "$tmp/plugins" "$work/.terraform"
+	local args=(-dir "$tmp" -repo "$root" -result "$result" -cli "$cli" -cli-version "$cli_version"
+		-release "${pvesim_release:-default}" -lab "${pvesim_lab:-}" -lab-dir "$lab_dir" -lab-dir-arg "${LAB_DIR:-}" -work "$work"
+		-lab-name "${LAB:-}" -start "${START:-}" -keep="$([ "$keep" = 1 ] && echo true || echo false)")
+	if [ -n "$summary_bin" ] && [ -x "$summary_bin" ]; then
+		"$summary_bin" "${args[@]}" || echo "lab.sh: lab-summary failed; the log: $log"
+		[ "$keep" = 1 ] || rm -f "$summary_bin"
+	else
+		# Built before anything else; without it, the log says why.
+		echo "lab.sh: $result (the log: $log)"
+		tail -n 20 "$log" || true
+	fi
 	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-echo "lab.sh: building pvesim and the provider"
-pvesim_build "$tmp"
+echo "lab.sh: the full log: $log"
+phase_begin build
+# lab-summary first: it reports even when the rest does not build.
+go build -o "$tmp/lab-summary" "$root/cmd/lab-summary" >>"$log" 2>&1
+summary_bin="$tmp/lab-summary"
+pvesim_build "$tmp" >>"$log" 2>&1
+phase_end 0
+
+phase_begin "start simulator"
 pvesim_lab_args "$tmp" "$lab_file" "${START:-}" "${PVE_RELEASE:-}"
 # Tasks take 200 ms (PVE's take seconds); failed logins wait 3 s as on PVE.
 # FAULTS / FAULT_SEED: a fault spec for pvesim (pvesim -h; make sim documents them).
@@ -93,12 +133,14 @@ pvesim_start "$tmp" "$(pvesim_free_port "$pvesim_node_count")" -task-duration 20
 pvesim_client_files "$tmp"
 # shellcheck disable=SC2090 # HCL values: their quotes are data, not shell syntax
 export TF_VAR_nodes TF_VAR_ssh
-echo "lab.sh: pvesim (pid $pvesim_pid) serves nodes $pvesim_nodes${pvesim_lab:+ of ${pvesim_lab#"$root"/}}:"
-pvesim_node_table
+{
+	echo "pvesim (pid $pvesim_pid) serves nodes $pvesim_nodes${pvesim_lab:+ of ${pvesim_lab#"$root"/}}:"
+	pvesim_node_table
+} >>"$log"
 
 # A configuration in the repository keeps its place beside examples/modules, so that
-# its module sources (../modules/pve-ceph-cluster) resolve in the copy.
-work="$tmp/work"
+# its module sources (../modules/pve-ceph-cluster) resolve in the copy; any other one
+# is copied alone.
 case "$lab_dir" in
 "$root"/*)
 	mkdir -p "$tmp/repo/examples"
@@ -113,90 +155,65 @@ rm -rf "$work/.terraform" "$work"/terraform.tfstate* "$work"/*.tfplan "$work"/la
 pvesim_dev_tfrc "$tmp/dev.tfrc" "$tmp/plugins"
 export TF_CLI_CONFIG_FILE="$tmp/dev.tfrc" TOFU_CLI_CONFIG_FILE="$tmp/dev.tfrc"
 export TF_IN_AUTOMATION=1
+# lab.env: what the commands after the lab need (single-quoted values; none holds a quote).
+{
+	printf "export TF_VAR_nodes='%s'\n" "$TF_VAR_nodes"
+	printf "export TF_VAR_ssh='%s'\n" "$TF_VAR_ssh"
+	printf "export TF_CLI_CONFIG_FILE='%s'\n" "$tmp/dev.tfrc"
+	printf "export TOFU_CLI_CONFIG_FILE='%s'\n" "$tmp/dev.tfrc"
+} >"$tmp/lab.env"
+chmod 600 "$tmp/lab.env"
+phase_end 0
 
-color=()
-[ -t 1 ] || color=(-no-color)
 tf() {
 	local cmd=$1
 	shift
-	"$cli" -chdir="$work" "$cmd" ${color[@]+"${color[@]}"} "$@"
+	"$cli" -chdir="$work" "$cmd" -no-color "$@"
 }
-
-# requests_so_far counts the API requests pvesim has logged (one JSON line each).
-requests_so_far() { if [ -f "$tmp/requests.jsonl" ]; then wc -l <"$tmp/requests.jsonl" | tr -d ' '; else echo 0; fi; }
+# tf_json NAME CMD ARGS...: runs CMD with -json into NAME.jsonl and appends it as text
+# to the log; returns CMD's exit status.
+tf_json() {
+	local name=$1 cmd=$2 rc=0
+	shift 2
+	tf "$cmd" -json "$@" >"$tmp/$name.jsonl" 2>>"$log" || rc=$?
+	"$summary_bin" -render <"$tmp/$name.jsonl" >>"$log" || true
+	return "$rc"
+}
 
 # Installs the configuration's modules (local paths; the provider comes from dev_overrides).
-tf get >/dev/null
-echo "lab.sh: $cli_version apply"
-rm -f "$tmp/apply.rc"
-{ tf apply -auto-approve -input=false 2>&1 || echo $? >"$tmp/apply.rc"; } | tee "$tmp/apply.log"
-apply_rc="$(cat "$tmp/apply.rc" 2>/dev/null || echo 0)"
-apply_requests="$(requests_so_far)"
+if grep -qE '^[[:space:]]*module[[:space:]]+"' "$work"/*.tf; then
+	phase_begin "get modules"
+	tf get >>"$log" 2>&1
+	phase_end 0
+fi
 
-# The network reloads of the apply per node: the cutover from the installer's vmbr0 to
-# the configuration's interfaces takes one per node, guarded by the dead-man rollback.
-# Where the management address went is read from the requests that configured it.
-node_index() {
-	local n i=0
-	for n in $pvesim_nodes; do
-		if [ "$n" = "$1" ]; then
-			echo "$i"
-			return 0
-		fi
-		i=$((i + 1))
-	done
-	echo -1
-}
-while read -r node count; do
-	[ -n "$node" ] || continue
-	word=reloads
-	[ "$count" = 1 ] && word=reload
-	addr="$(pvesim_field_or "nodes.$(node_index "$node").management_address" "")"
-	holder="$(pvesim_mgmt_holder "$tmp/requests.jsonl" "$node" "$addr")"
-	if [ -n "$holder" ] && [ "$holder" != vmbr0 ]; then
-		summary+=("management cutover: $node $count $word ($addr: vmbr0 -> $holder)")
-	else
-		summary+=("network: $node $count $word${addr:+ ($addr stays on vmbr0)}")
-	fi
-done < <(pvesim_reloads "$tmp/requests.jsonl")
-# What the provider said about the cutover and any rollback: each warning or error of the
-# apply whose summary or first paragraph mentions them, as one line (the summary, then up
-# to three paragraphs of the detail, joined).
-while IFS= read -r l; do
-	summary+=("provider: $l")
-done < <(sed -E 's/\x1b\[[0-9;]*m//g; s/^╵.*/<end>/; s/^[│╷]//; s/^ +//' "$tmp/apply.log" | awk '
-	function flush() {
-		if (head != "" && tolower(head " " first) ~ /rollback|rolled back|cutover|management|dead-man/)
-			print head ": " substr(detail, 1, 700)
-		head = ""; detail = ""; first = ""; paras = 0; inpara = 0
-	}
-	/^(Warning|Error): / { flush(); head = $0; next }
-	/^(<end>|lab\.sh:|Apply complete|Outputs:)/ { flush(); next }
-	head == "" || $0 ~ /^(with |on |[0-9]+: )/ { next }
-	$0 == "" { inpara = 0; next }
-	!inpara { inpara = 1; paras++ }
-	paras > 3 { next }
-	paras == 1 { first = first " " $0 }
-	{ detail = detail (detail == "" ? "" : " ") $0 }
-	END { flush() }' | sort | head -n 20 || true)
+phase_begin plan
+rc=0
+tf_json plan plan -input=false -out="$tmp/apply.tfplan" || rc=$?
+phase_end "$rc"
+[ "$rc" = 0 ] || exit "$rc"
+printf '\n===== the plan =====\n' >>"$log"
+tf show "$tmp/apply.tfplan" >>"$log" 2>&1 || true
 
-[ "$apply_rc" = 0 ] || pvesim_die "apply failed (exit status $apply_rc)"
-echo "lab.sh: outputs"
-tf output
-echo "lab.sh: second plan (must be empty)"
-before_plan="$(requests_so_far)"
-plan_rc=0
-tf plan -detailed-exitcode -input=false || plan_rc=$?
-summary=("API requests: apply $apply_requests, second plan $(($(requests_so_far) - before_plan))" ${summary[@]+"${summary[@]}"})
-case "$plan_rc" in
-0) ;;
-2)
-	echo "lab.sh: the plan after apply is not empty: the provider does not converge" >&2
-	exit 1
-	;;
-*)
-	echo "lab.sh: plan failed (exit status $plan_rc)" >&2
-	exit 1
-	;;
-esac
-result="OK: apply succeeded and the second plan is empty"
+phase_begin apply
+rc=0
+tf_json apply apply -input=false "$tmp/apply.tfplan" || rc=$?
+phase_end "$rc"
+[ "$rc" = 0 ] || exit "$rc"
+
+phase_begin "outputs and state"
+tf output -json >"$tmp/outputs.json" 2>>"$log"
+tf output >>"$log" 2>&1
+tf show -json >"$tmp/tfstate.json" 2>>"$log"
+phase_end 0
+
+phase_begin "second plan"
+rc=0
+tf_json second-plan plan -input=false -detailed-exitcode -out="$tmp/second.tfplan" || rc=$?
+phase_end "$rc"
+if [ "$rc" = 2 ]; then
+	printf '\n===== the second plan =====\n' >>"$log"
+	tf show "$tmp/second.tfplan" >>"$log" 2>&1 || true
+fi
+[ "$rc" = 0 ] || exit 1
+result="OK"
