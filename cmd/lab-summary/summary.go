@@ -531,6 +531,10 @@ func firstParagraph(s string) string {
 // ceph: health from the output "ceph" (health, checks, pool), else from a
 // pve_ceph_status data source in the state; the OSDs from the state.
 func (r *report) ceph(b *strings.Builder) {
+	if !r.hasState && r.outputs == nil {
+		b.WriteString("Ceph, VMs: n/a (no state)\n")
+		return
+	}
 	var health, pool string
 	var checks []string
 	if c, ok := r.outputs["ceph"].(map[string]any); ok {
@@ -587,7 +591,9 @@ const maxVMs = 5
 // vms: each pve_vm of the state, with its HA state when a pve_ha_resource manages it.
 func (r *report) vms(b *strings.Builder) {
 	if !r.hasState {
-		b.WriteString("VMs: n/a (no state)\n")
+		if r.outputs != nil {
+			b.WriteString("VMs: n/a (no state)\n")
+		}
 		return
 	}
 	ha := map[string]string{}
@@ -741,7 +747,7 @@ func (r *report) next(b *strings.Builder) {
 	if r.o.LabDirArg != "" {
 		again += " LAB_DIR=" + r.o.LabDirArg
 	}
-	fmt.Fprintf(b, "  %-44s # keep pvesim running with the state, to plan/apply/destroy against it\n", again+" LAB_KEEP=1")
+	fmt.Fprintf(b, "  %-44s # keep pvesim running (and the state) to plan/apply/destroy against it\n", again+" LAB_KEEP=1")
 	var others []string
 	for _, l := range r.labs {
 		if l != r.lab.Name && l != r.o.LabName {

@@ -59,19 +59,21 @@ func TestSummaryReference(t *testing.T) {
 		"lab.sh: OK: examples/homelab on the reference lab (fresh-install, PVE 9.1) with Terraform v1.11.4",
 		// The phases with their requests (request-log line counts at their ends) and
 		// what the CLI's change summaries said.
-		"  plan                         1.4s        19  48 to add, 0 to change, 0 to destroy\n",
-		"  apply                        5.9s       245  48 added, 0 changed, 0 destroyed\n",
-		"  second plan                  2.0s        27  no changes; drift detected on 2: pve_cluster.lab (update)",
+		"  get modules                  1.2s         0\n",
+		"  plan                         2.5s        19  63 to add, 0 to change, 0 to destroy\n",
+		"  apply                        7.7s       245  63 added, 0 changed, 0 destroyed\n",
+		"  second plan                  3.5s        27  no changes; drift detected on 2: module.lab.pve_cluster.this (update)",
 		"API requests: apply 264 (its plan 19), second plan 27\n",
-		"Resources in the state: 48, by type:\n",
-		"pve_apt_repository 12, ", "pve_ceph_osd 6, ", "pve_vm 1, pve_vm_disk 1\n",
-		"Data sources: 4, by type:\n  pve_ceph_status 1, pve_node_disks 3\n",
+		// By type, the module's resources (child_modules) counted with the root's.
+		"Resources in the state: 63, by type:\n",
+		"pve_apt_repository 12, ", "pve_ceph_osd 6, ", "pve_node_file 9, ", "pve_vm 1, pve_vm_disk 1\n",
+		"Data sources: 10, by type:\n  pve_ceph_status 1, pve_node_disk_benchmark 6, pve_node_disks 3\n",
 		// From the request log: one reload per node, the address now on bridge0.
 		"  management cutover: z2g4a 1 reload (172.27.2.10: vmbr0 -> bridge0)\n",
 		"  management cutover: z2g4b 1 reload (172.27.2.11: vmbr0 -> bridge0)\n",
 		"  management cutover: z2g4c 1 reload (172.27.2.12: vmbr0 -> bridge0)\n",
 		"Warnings: 4\n",
-		"  Management network change applied on z2g4a (pve_node_network_config.lab[\"z2g4a\"]): management cutover on z2g4a confirmed",
+		"  Management network change applied on z2g4a (module.lab.pve_node_network_config.this[\"z2g4a\"]): management cutover on z2g4a confirmed",
 		"Ceph: HEALTH_OK, 6 OSDs, pool ceph\n",
 		"VM 100 vm100 on z2g4a: running, HA started (pve_vm.vm100)\n",
 		"Outputs (in the log): ceph, cluster, corosync_addresses, management_addresses, storage_addresses, vm100\n",
@@ -93,24 +95,28 @@ func TestSummaryRefusedAtPlan(t *testing.T) {
 	o := reference(t, "testdata/refused-at-plan")
 	o.Result = "FAILED"
 	o.LabFile = filepath.Join(o.Repo, "examples/labs/consumer/lab.json")
-	o.LabName, o.LabDir, o.LabDirArg = "consumer", "/tmp/consumer-strict", "/tmp/consumer-strict"
+	o.LabName, o.LabDir = "consumer", filepath.Join(o.Repo, "examples/labs/consumer")
 	out := summary(t, o)
 	if n := strings.Count(out, "\n"); n > 60 {
 		t.Errorf("summary has %d lines, want at most 60:\n%s", n, out)
 	}
 	wantLines(t, out,
-		"lab.sh: FAILED at plan (exit status 1): /tmp/consumer-strict on the consumer lab (fresh-install, PVE 9.1)",
-		"  plan                         2.2s        23  FAILED (exit status 1); 29 to add, 0 to change, 0 to destroy\n",
-		// The refusal, with the figures, once per disk, right after the phases.
-		"Error: Resource precondition failed (gate.tf line 6), 6 times:\n",
-		"  - cons1:/dev/sdb (WDC_WDS480G2G0A-00JH30) cannot be an OSD: no power-loss protection; 79 sync-write IOPS, below 2000.\n",
-		"  - cons3:/dev/sdc (ST600MP0006) cannot be an OSD: a rotational disk",
-		"192 sync-write IOPS, below 2000.\n",
+		"lab.sh: FAILED at plan (exit status 1): examples/labs/consumer on the consumer lab (fresh-install, PVE 9.1)",
+		"  plan                         2.4s        17  FAILED (exit status 1); 29 to add, 0 to change, 0 to destroy\n",
+		// The module's OSD gate refuses every drive with its figures, one line per disk,
+		// right after the phases.
+		"Error: Resource precondition failed (../../modules/pve-ceph-cluster/ceph.tf line 115), 6 times:\n",
+		"  - /dev/sdb on cons1 (WDC_WDS480G2G0A-00JH30) sustains 79 sync-write IOPS (4K, queue depth 1, p99 42.2 ms); an OSD needs 2000.",
+		"  - /dev/sdc on cons3 (ST600MP0006) sustains 192 sync-write IOPS",
+		"  - /dev/sdc on cons2 (WDC_WDS480G2G0A-00JH30) sustains 64 sync-write IOPS",
 		"Resources in the plan (no state): 3, by type:\n",
 		"  network: cons1 no reload (192.168.10.11 stays on vmbr0)\n",
-		"Ceph: n/a", "VMs: n/a (no state)\n", "State: none\n",
-		"make lab LAB=consumer LAB_DIR=/tmp/consumer-strict LAB_KEEP=1",
+		"Ceph, VMs: n/a (no state)\n", "State: none\n",
+		"make lab LAB=consumer LAB_KEEP=1",
 	)
+	if n := strings.Count(out, "  - /dev/"); n != 6 {
+		t.Errorf("the refusal lists %d disks, want 6:\n%s", n, out)
+	}
 	if i, j := strings.Index(out, "Error: "), strings.Index(out, "Resources"); i < 0 || i > j {
 		t.Errorf("the refusal is not right after the phases:\n%s", out)
 	}
@@ -118,6 +124,13 @@ func TestSummaryRefusedAtPlan(t *testing.T) {
 	if strings.Contains(out, "The end of the log") {
 		t.Errorf("summary prints a log tail for an explained error:\n%s", out)
 	}
+}
+
+// A LAB_DIR given is part of the command that runs the lab again.
+func TestSummaryLabDirAgain(t *testing.T) {
+	o := reference(t, "testdata/refused-at-plan")
+	o.LabName, o.LabDirArg = "consumer", "my-config"
+	wantLines(t, summary(t, o), "make lab LAB=consumer LAB_DIR=my-config LAB_KEEP=1")
 }
 
 // copyFixture copies a fixture dir without the named files.
@@ -172,7 +185,7 @@ func TestSummaryNothingRecorded(t *testing.T) {
 	wantLines(t, out,
 		"lab.sh: FAILED at build (exit status 1)",
 		"  build                        2.5s            FAILED (exit status 1)\n",
-		"Resources: n/a", "Network: n/a", "Ceph: n/a", "VMs: n/a", "State: none",
+		"Resources: n/a", "Network: n/a", "Ceph, VMs: n/a (no state)", "State: none",
 		// Nothing explains a failed build but its output.
 		"The end of the log:\n", "expected 'package'",
 	)
@@ -203,7 +216,7 @@ func TestSummarySecondPlanNotEmpty(t *testing.T) {
 	out := summary(t, o)
 	wantLines(t, out,
 		"the plan after apply is not empty: the provider does not converge",
-		"  second plan                  2.0s        27  NOT EMPTY (exit status 2)\n",
+		"  second plan                  3.5s        27  NOT EMPTY (exit status 2)\n",
 		"The second plan would change 1 resources (the plan: in the log):\n  pve_vm.vm100 (update)\n",
 	)
 }
