@@ -112,7 +112,13 @@ module "lab" {
     repository     = "no-subscription"
     public_network = "storage"
     # Guest disks: three copies on three hosts, I/O only while two are up.
-    pool = { name = "ceph", size = 3, min_size = 2, pg_num = 128 }
+    pool = {
+      name                = "ceph"
+      size                = 3
+      min_size            = 2
+      pg_num              = 128
+      deletion_protection = var.deletion_protection
+    }
     # librbd (QEMU) reads [client] from /etc/pve/ceph.conf when a guest
     # opens a disk: writeback caching, writethrough until the guest flushes.
     conf = {

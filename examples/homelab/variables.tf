@@ -36,3 +36,18 @@ variable "ssh" {
     })), {})
   })
 }
+
+variable "deletion_protection" {
+  description = <<-EOT
+    While true, terraform destroy of the lab is refused at plan, before
+    anything changes: VM 100's disk is only detached when destroyed
+    (delete_on_destroy = false), so its VM, and the storage holding it,
+    refuse to go; and the Ceph pool refuses (deletion_protection). To tear
+    the lab down, apply with false first; the destroy then deletes VM 100
+    with its disk, the storage and the pool, and drains each OSD before
+    destroying it. It stops at Ceph's last monitor: PVE's API cannot purge
+    Ceph (pveceph purge on the nodes; or a removed block).
+  EOT
+  type        = bool
+  default     = true
+}

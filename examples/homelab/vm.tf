@@ -43,6 +43,10 @@ resource "pve_vm_disk" "vm100_scsi0" {
   # Cache or discard changes wait for a restart of VM 100; allow the
   # provider to reboot it for them.
   reboot_if_needed = true
+
+  # Destroying the disk deletes its volume only once var.deletion_protection
+  # is false (applied first); until then a destroy run is refused.
+  delete_on_destroy = !var.deletion_protection
 }
 
 # The HA manager keeps VM 100 running, restarting it on another node when

@@ -59,3 +59,73 @@ func TestLabConsumerRefusedAtPlan(t *testing.T) {
 		t.Errorf("a benchmark wrote over a disk that held something: %+v", o)
 	}
 }
+
+// A destroy run of the homelab: refused at plan while its data is
+// protected (var.deletion_protection: VM 100's disk kept on destroy, the
+// pool protected), writing nothing; with the protection lifted (an apply of its
+// own) it removes the guests, the pool and the OSDs, each OSD drained
+// first (out, Ceph's safe-to-destroy, then destroyed), never losing a
+// placement group, and stops at Ceph's last monitor, which PVE's API
+// cannot remove.
+func TestLabDestroyHonoursProtectionAndDrainsOSDs(t *testing.T) {
+	lab := NewLab(t, LabOptions{})
+	if r := lab.Apply(); r.ExitCode != 0 {
+		t.Fatalf("apply failed:\n%s", r.Errors())
+	}
+	lab.Sim.ResetRequests()
+	r := lab.Run("destroy", "-auto-approve", "-input=false")
+	if r.ExitCode != 1 || !strings.Contains(r.Errors(), "delete_on_destroy = false") || !strings.Contains(r.Errors(), "Nothing is changed") {
+		t.Fatalf("destroy of the protected lab: exit %d, want 1, refused for VM 100's disk (delete_on_destroy = false):\n%s", r.ExitCode, r.Errors())
+	}
+	for _, q := range lab.Sim.Requests() {
+		if q.Method != "GET" && !(q.Method == "POST" && q.Path == "/access/ticket") {
+			t.Errorf("the refused destroy wrote: %s %s", q.Method, q.Path)
+		}
+	}
+	unprotect := "-var=deletion_protection=false"
+	if r := lab.Apply(unprotect); r.ExitCode != 0 {
+		t.Fatalf("apply lifting the protection failed:\n%s", r.Errors())
+	}
+	lab.Sim.ResetRequests()
+	// PVE's API cannot purge Ceph: the destroy stops at the last monitor,
+	// naming it and the way out, after everything that depends on Ceph.
+	r = lab.Run("destroy", "-auto-approve", "-input=false", unprotect)
+	if errs := r.Errors(); r.ExitCode != 1 || strings.Count(errs, "Error: ") != 1 || !strings.Contains(errs, "is the last Ceph monitor") {
+		t.Fatalf("destroy: exit %d, want 1 with the last monitor's refusal only:\n%s", r.ExitCode, errs)
+	}
+	if status, _ := lab.Sim.GuestStatus(100); status != "" {
+		t.Errorf("VM 100 is still there (%s)", status)
+	}
+	if _, ok := lab.Sim.CephPoolIDs()["ceph"]; ok {
+		t.Error("pool ceph is still there")
+	}
+	// Each OSD's DELETE comes after its out and a safe-to-destroy check.
+	osdPath := regexp.MustCompile(`^/nodes/[^/]+/ceph/osd/([0-9]+)(/out)?$`)
+	out, checked := map[string]bool{}, 0
+	destroyed := 0
+	for _, q := range lab.Sim.Requests() {
+		if strings.HasSuffix(q.Path, "/ceph/cmd-safety") && q.Params["action"] == "destroy" {
+			checked++
+		}
+		m := osdPath.FindStringSubmatch(q.Path)
+		switch {
+		case m == nil:
+		case q.Method == "POST" && m[2] == "/out":
+			out[m[1]] = true
+		case q.Method == "DELETE" && m[2] == "":
+			destroyed++
+			if !out[m[1]] || checked == 0 {
+				t.Errorf("OSD %s destroyed without being marked out and checked safe first", m[1])
+			}
+		}
+	}
+	if destroyed != 6 {
+		t.Errorf("%d OSDs destroyed, want the lab's 6", destroyed)
+	}
+	if u := lab.Sim.CephUnsafeDestroys(); len(u) > 0 {
+		t.Errorf("OSDs destroyed while they held placement groups: %v", u)
+	}
+	if l := lab.Sim.CephDataLoss(); len(l) > 0 {
+		t.Errorf("placement groups lost: %v", l)
+	}
+}
