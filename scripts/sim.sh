@@ -118,7 +118,8 @@ provider "pve" {} block without credentials, source provider.env instead
 Files in $rel: pvesim.env, provider.env, dev.tfrc, known_hosts, id_lab (the nodes' root key),
 pvesim.json (every node's endpoint, password, token, fingerprint, sshd),
 requests.jsonl (every API request: what a plan costs), pvesim.log.
-To try examples/homelab: cp -R examples/homelab /tmp/mylab, then the above in /tmp/mylab.
+To try examples/homelab (it uses ../modules): mkdir /tmp/mylab; cp -R examples/homelab examples/modules /tmp/mylab,
+then in /tmp/mylab/homelab the above, after a first terraform get (the module; init would ask the registry for pvelab/pve).
 Faults: ${FAULTS:-none} (seed ${FAULT_SEED:-0}); faulted requests carry "fault" in requests.jsonl.
 Change them while it runs (spec syntax: $rel/bin/pvesim -h):
   curl -X PUT --data-binary 'read **=5xx:20%' $(pvesim_field control)/faults
