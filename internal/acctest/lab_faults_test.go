@@ -88,8 +88,10 @@ var labFaultMatrix = []labFaultCase{
 	// The VM create's worker killed before it wrote the config: the apply
 	// removes the half VM (locked 'create') and fails, the re-run creates.
 	{name: "task-killed-qmcreate", spec: "task qmcreate=kill:1x", firstApplyFails: true, firstErrorsName: []string{"VM 100", "locked 'create'"}},
-	// Without SSH the cutover's dead-man rollback cannot be armed: the
-	// node's network fails (and what depends on it waits); the rest goes on.
+	// Without SSH z2g4b's OSD disks cannot be measured (the module's OSD
+	// gate reads pve_node_disk_benchmark at plan), nor could its cutover's
+	// dead-man rollback be armed: the first apply stops at plan, naming
+	// z2g4b's ssh, before anything is written.
 	{name: "ssh-down-z2g4b", spec: "ssh z2g4b=down", afterFaults: true, firstApplyFails: true, firstErrorsName: []string{"z2g4b", "ssh"}},
 	// HA moves VM 100 under Terraform: while the first apply waits for the
 	// HA manager to start it, and again before the re-run (maintenance,

@@ -18,7 +18,22 @@ type LabResource struct {
 	Values  map[string]any `json:"values"`
 }
 
-// State returns the resources of the work dir's state (show -json).
+// stateModule is a module of show -json's state, with its child modules.
+type stateModule struct {
+	Resources    []LabResource `json:"resources"`
+	ChildModules []stateModule `json:"child_modules"`
+}
+
+func (m stateModule) all() []LabResource {
+	out := append([]LabResource(nil), m.Resources...)
+	for _, c := range m.ChildModules {
+		out = append(out, c.all()...)
+	}
+	return out
+}
+
+// State returns the resources of the work dir's state (show -json), those
+// of child modules (the homelab's module.lab) included.
 func (l *Lab) State() []LabResource {
 	l.t.Helper()
 	r := l.Run("show", "-json")
@@ -27,15 +42,13 @@ func (l *Lab) State() []LabResource {
 	}
 	var doc struct {
 		Values struct {
-			RootModule struct {
-				Resources []LabResource `json:"resources"`
-			} `json:"root_module"`
+			RootModule stateModule `json:"root_module"`
 		} `json:"values"`
 	}
 	if err := json.Unmarshal([]byte(r.Output), &doc); err != nil {
 		l.t.Fatalf("show -json: %v", err)
 	}
-	return doc.Values.RootModule.Resources
+	return doc.Values.RootModule.all()
 }
 
 // labObjects are the objects a lab's state and pvesim are compared on,
