@@ -1,6 +1,8 @@
 package acctest
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -127,5 +129,52 @@ func TestLabDestroyHonoursProtectionAndDrainsOSDs(t *testing.T) {
 	}
 	if l := lab.Sim.CephDataLoss(); len(l) > 0 {
 		t.Errorf("placement groups lost: %v", l)
+	}
+}
+
+// The homelab's OSD gate over every disk of the reference lab: the boot
+// disk holds data, so it is refused without a benchmark; the consumer QLC
+// NVMe is measured and refused with its figures; the datacenter SSDs pass.
+// The plan stops before any write, and fio never ran on a used disk.
+func TestLabOSDGateRefusesAtPlan(t *testing.T) {
+	lab := NewLab(t, LabOptions{})
+	mainTF := filepath.Join(lab.Dir, "main.tf")
+	b, err := os.ReadFile(mainTF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Replace(string(b), `osd_disks = ["/dev/sdb", "/dev/sdc"]`, `osd_disks = ["/dev/sda", "/dev/sdb", "/dev/sdc", "/dev/nvme0n1"]`, 1)
+	if all == string(b) {
+		t.Fatal(`main.tf: no osd_disks = ["/dev/sdb", "/dev/sdc"] to widen`)
+	}
+	if err := os.WriteFile(mainTF, []byte(all), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := lab.Plan()
+	if r.ExitCode != 1 {
+		t.Fatalf("plan exit %d, want 1 (refused):\n%s", r.ExitCode, r.Output)
+	}
+	errs := r.Errors()
+	for _, node := range lab.Nodes {
+		if !regexp.MustCompile(regexp.QuoteMeta("/dev/sda on "+node) + ` \([^)]+\) holds data \([^\n]*LVM2_member[^\n]*\): it was not benchmarked`).MatchString(errs) {
+			t.Errorf("no refusal of %s's boot disk as holding data in:\n%s", node, errs)
+		}
+		if !regexp.MustCompile(regexp.QuoteMeta("/dev/nvme0n1 on "+node) + ` \([^)]+\) sustains [0-9]{3} sync-write IOPS`).MatchString(errs) {
+			t.Errorf("no refusal of %s's QLC NVMe with its figures in:\n%s", node, errs)
+		}
+	}
+	if strings.Contains(errs, "/dev/sdb on") || strings.Contains(errs, "/dev/sdc on") {
+		t.Errorf("a datacenter SSD was refused:\n%s", errs)
+	}
+	if n := strings.Count(errs, "Error: "); n != 2*len(lab.Nodes) {
+		t.Errorf("%d errors, want two per node:\n%s", n, errs)
+	}
+	for _, q := range lab.Sim.Requests() {
+		if q.Method != "GET" && (q.Method != "POST" || q.Path != "/access/ticket") {
+			t.Errorf("the refused plan wrote: %s %s", q.Method, q.Path)
+		}
+	}
+	if o := lab.Sim.DiskOverwrites(); len(o) > 0 {
+		t.Errorf("a benchmark wrote over a disk that held something: %+v", o)
 	}
 }
