@@ -1,6 +1,8 @@
-# What each node gets beside the network, the cluster and Ceph, over SSH
-# once it has joined: trusted CAs, log shipping, the daily-update timer,
-# the tuned profile and the storage NICs' rings.
+# What each node gets beside the network, the cluster and Ceph, over SSH:
+# trusted CAs, log shipping, the daily-update timer, the tuned profile and
+# the storage NICs' rings. They wait for pveceph install, which holds the
+# node's shell for minutes: their short commands would otherwise come
+# first and delay Ceph, which everything after it waits for.
 
 locals {
   node_cas = {
@@ -21,7 +23,7 @@ resource "pve_node_trusted_ca" "this" {
   node       = each.value.node
   name       = each.value.name
   pem        = var.trusted_cas[each.value.name]
-  depends_on = [pve_cluster_node.member]
+  depends_on = [pve_cluster_node.member, pve_ceph_install.this]
 }
 
 # systemd-journal-upload: its configuration, a drop-in that restarts it
@@ -41,7 +43,7 @@ resource "pve_node_file" "journal_upload_conf" {
     TrustedCertificateFile=-
   EOT
 
-  depends_on = [pve_cluster_node.member]
+  depends_on = [pve_cluster_node.member, pve_ceph_install.this]
 }
 
 resource "pve_node_file" "journal_upload_dropin" {
@@ -55,7 +57,7 @@ resource "pve_node_file" "journal_upload_dropin" {
     Restart=always
   EOT
 
-  depends_on = [pve_cluster_node.member]
+  depends_on = [pve_cluster_node.member, pve_ceph_install.this]
 }
 
 resource "pve_node_service" "journal_upload" {
@@ -70,7 +72,7 @@ resource "pve_node_service" "journal_upload" {
     conf   = pve_node_file.journal_upload_conf[each.key].sha256
     dropin = pve_node_file.journal_upload_dropin[each.key].sha256
   }
-  depends_on = [pve_node_trusted_ca.this]
+  depends_on = [pve_node_trusted_ca.this, pve_ceph_install.this]
 }
 
 # The empty OnCalendar= clears the packaged schedule; restarting the timer
@@ -89,7 +91,7 @@ resource "pve_node_file" "daily_update_timer" {
     RandomizedDelaySec=${var.daily_update_timer.randomized_delay_sec}
   EOT
 
-  depends_on = [pve_cluster_node.member]
+  depends_on = [pve_cluster_node.member, pve_ceph_install.this]
 }
 
 resource "pve_node_tuned_profile" "this" {
@@ -97,7 +99,7 @@ resource "pve_node_tuned_profile" "this" {
 
   node       = each.key
   profile    = var.tuned_profile
-  depends_on = [pve_cluster_node.member]
+  depends_on = [pve_cluster_node.member, pve_ceph_install.this]
 }
 
 # Applied now and by a unit the resource installs, at every boot.
@@ -108,5 +110,5 @@ resource "pve_node_nic_ring" "storage" {
   iface      = each.value.nic
   rx         = var.storage_nic_ring.rx
   tx         = var.storage_nic_ring.tx
-  depends_on = [pve_cluster_node.member, pve_node_network_config.this]
+  depends_on = [pve_cluster_node.member, pve_node_network_config.this, pve_ceph_install.this]
 }
