@@ -195,10 +195,10 @@ type CephOSDCreateRequest struct {
 	OSDsPerDevice int64
 }
 
-// CephCreateOSD creates an OSD on a free disk (task cephcreateosd).
+// CreateCephOSD creates an OSD on a free disk (task cephcreateosd).
 //
 //pve:operation POST /nodes/{node}/ceph/osd
-func (c *Client) CephCreateOSD(ctx context.Context, node string, r CephOSDCreateRequest) (string, error) {
+func (c *Client) CreateCephOSD(ctx context.Context, node string, r CephOSDCreateRequest) (string, error) {
 	p := Params{"dev": r.Dev}
 	if r.DBDev != "" {
 		p.Set("db_dev", r.DBDev)
@@ -328,25 +328,18 @@ func (c *Client) CephOSDTree(ctx context.Context, node string) (*CephOSDTree, er
 	return out, nil
 }
 
-// CephOSDIn marks an OSD in.
-//
-//pve:operation POST /nodes/{node}/ceph/osd/{osdid}/in
-func (c *Client) CephOSDIn(ctx context.Context, node string, id int64) error {
-	return c.Post(ctx, cephPath(node, "/osd/"+strconv.FormatInt(id, 10)+"/in"), nil, nil)
-}
-
-// CephOSDOut marks an OSD out: Ceph starts moving its data elsewhere.
+// MarkCephOSDOut marks an OSD out: Ceph starts moving its data elsewhere.
 //
 //pve:operation POST /nodes/{node}/ceph/osd/{osdid}/out
-func (c *Client) CephOSDOut(ctx context.Context, node string, id int64) error {
+func (c *Client) MarkCephOSDOut(ctx context.Context, node string, id int64) error {
 	return c.Post(ctx, cephPath(node, "/osd/"+strconv.FormatInt(id, 10)+"/out"), nil, nil)
 }
 
-// CephDestroyOSD destroys a down, out OSD (root@pam only); cleanup also
+// DestroyCephOSD destroys a down, out OSD (root@pam only); cleanup also
 // zaps its disk. PVE does not check safe-to-destroy: see CephCmdSafety.
 //
 //pve:operation DELETE /nodes/{node}/ceph/osd/{osdid}
-func (c *Client) CephDestroyOSD(ctx context.Context, node string, id int64, cleanup bool) (string, error) {
+func (c *Client) DestroyCephOSD(ctx context.Context, node string, id int64, cleanup bool) (string, error) {
 	path := cephPath(node, "/osd/"+strconv.FormatInt(id, 10))
 	p := Params{}
 	if cleanup {

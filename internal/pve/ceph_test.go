@@ -93,15 +93,15 @@ func TestCephLifecycle(t *testing.T) {
 		diskAt(disks, "/dev/sdb").Used != "" || diskAt(disks, "/dev/sdb").Wearout != 96 || diskAt(disks, "/dev/nvme0n1").Type != "nvme" {
 		t.Fatalf("disks %+v %v", disks, err)
 	}
-	if _, err := tok.CephCreateOSD(ctx, "z2g4a", CephOSDCreateRequest{Dev: "/dev/sdb"}); !strings.Contains(apiMessage(err), "user != root@pam") {
+	if _, err := tok.CreateCephOSD(ctx, "z2g4a", CephOSDCreateRequest{Dev: "/dev/sdb"}); !strings.Contains(apiMessage(err), "user != root@pam") {
 		t.Fatalf("token OSD create: %v", err)
 	}
-	if _, err := root.CephCreateOSD(ctx, "z2g4a", CephOSDCreateRequest{Dev: "/dev/sda"}); !strings.Contains(apiMessage(err), "device '/dev/sda' is already in use") {
+	if _, err := root.CreateCephOSD(ctx, "z2g4a", CephOSDCreateRequest{Dev: "/dev/sda"}); !strings.Contains(apiMessage(err), "device '/dev/sda' is already in use") {
 		t.Fatalf("boot disk OSD: %v", err)
 	}
 	for _, n := range nodes {
 		for _, dev := range []string{"/dev/sdb", "/dev/sdc"} {
-			upid, err := root.CephCreateOSD(ctx, n, CephOSDCreateRequest{Dev: dev})
+			upid, err := root.CreateCephOSD(ctx, n, CephOSDCreateRequest{Dev: dev})
 			waitOK(t, root, upid, err)
 		}
 	}
@@ -148,16 +148,16 @@ func TestCephLifecycle(t *testing.T) {
 	}
 
 	// PVE refuses to destroy an OSD that is in or up, with its texts.
-	if _, err := root.CephDestroyOSD(ctx, "z2g4a", 0, false); !strings.Contains(apiMessage(err), "osd is in use (in == 1)") {
+	if _, err := root.DestroyCephOSD(ctx, "z2g4a", 0, false); !strings.Contains(apiMessage(err), "osd is in use (in == 1)") {
 		t.Fatalf("destroy in OSD: %v", err)
 	}
-	if _, err := root.CephDestroyOSD(ctx, "z2g4b", 0, false); !strings.Contains(apiMessage(err), "does not belong to node z2g4b") {
+	if _, err := root.DestroyCephOSD(ctx, "z2g4b", 0, false); !strings.Contains(apiMessage(err), "does not belong to node z2g4b") {
 		t.Fatalf("destroy on wrong node: %v", err)
 	}
-	if err := root.CephOSDOut(ctx, "z2g4a", 0); err != nil {
+	if err := root.MarkCephOSDOut(ctx, "z2g4a", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := root.CephDestroyOSD(ctx, "z2g4a", 0, false); !strings.Contains(apiMessage(err), "osd is still running (up == 1)") {
+	if _, err := root.DestroyCephOSD(ctx, "z2g4a", 0, false); !strings.Contains(apiMessage(err), "osd is still running (up == 1)") {
 		t.Fatalf("destroy up OSD: %v", err)
 	}
 	st, _ = root.CephClusterStatus(ctx)
@@ -178,14 +178,14 @@ func TestCephLifecycle(t *testing.T) {
 	if s, err := root.CephCmdSafety(ctx, "z2g4a", "osd", "0", "destroy"); err != nil || !s.Safe {
 		t.Fatalf("safe-to-destroy after recovery: %+v %v", s, err)
 	}
-	upid, err = root.CephDestroyOSD(ctx, "z2g4a", 0, true)
+	upid, err = root.DestroyCephOSD(ctx, "z2g4a", 0, true)
 	waitOK(t, root, upid, err)
 	if v := sim.CephUnsafeDestroys(); len(v) != 0 {
 		t.Fatalf("drained destroy recorded as unsafe: %v", v)
 	}
 
 	// Without draining: out, stop and destroy at once is recorded.
-	if err := root.CephOSDOut(ctx, "z2g4b", 2); err != nil {
+	if err := root.MarkCephOSDOut(ctx, "z2g4b", 2); err != nil {
 		t.Fatal(err)
 	}
 	upid, err = root.CephServiceStop(ctx, "z2g4b", "osd.2")
@@ -194,7 +194,7 @@ func TestCephLifecycle(t *testing.T) {
 	if _, ok := st.Checks["PG_DEGRADED"]; !ok || st.Health != "HEALTH_WARN" {
 		t.Fatalf("stopped undrained OSD: %s %v", st.Health, st.Checks)
 	}
-	upid, err = root.CephDestroyOSD(ctx, "z2g4b", 2, false)
+	upid, err = root.DestroyCephOSD(ctx, "z2g4b", 2, false)
 	waitOK(t, root, upid, err)
 	if v := sim.CephUnsafeDestroys(); len(v) != 1 {
 		t.Fatalf("unsafe destroys %v", v)

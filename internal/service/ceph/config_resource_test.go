@@ -46,7 +46,7 @@ func cephConfigEnv(t *testing.T, scale float64, restarts bool) *acctest.Env {
 	ctx := context.Background()
 	for _, n := range e.Nodes {
 		for _, dev := range labDisks {
-			upid, err := root.CephCreateOSD(ctx, n, pve.CephOSDCreateRequest{Dev: dev})
+			upid, err := root.CreateCephOSD(ctx, n, pve.CephOSDCreateRequest{Dev: dev})
 			if _, err := root.Await(ctx, upid, err); err != nil {
 				t.Fatalf("OSD on %s %s: %v", n, dev, err)
 			}

@@ -132,7 +132,7 @@ data "pve_node_disks" "a_big" {
 				PreConfig: func() {
 					ctx := context.Background()
 					root := setupCeph(t, e)
-					upid, err := root.CephCreateOSD(ctx, a, pve.CephOSDCreateRequest{Dev: "/dev/sdb", Encrypted: true})
+					upid, err := root.CreateCephOSD(ctx, a, pve.CephOSDCreateRequest{Dev: "/dev/sdb", Encrypted: true})
 					if _, err := root.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}

@@ -243,7 +243,7 @@ func drain(ctx context.Context, c *pve.Client, node string, ids []int64, deadlin
 	for _, id := range ids {
 		if o := tree.OSD(id); o != nil && o.In {
 			tflog.Info(ctx, "marking the OSD out: Ceph starts moving its data to the other OSDs", map[string]any{"osd": osdName(id)})
-			if err := c.CephOSDOut(ctx, node, id); err != nil {
+			if err := c.MarkCephOSDOut(ctx, node, id); err != nil {
 				return fmt.Errorf("mark %s out: %w", osdName(id), err)
 			}
 		}
@@ -327,7 +327,7 @@ func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Clie
 			continue
 		}
 		if o.In { // force: PVE refuses an OSD that is in
-			if err := c.CephOSDOut(ctx, node, id); err != nil {
+			if err := c.MarkCephOSDOut(ctx, node, id); err != nil {
 				return fmt.Errorf("mark %s out: %w", osdName(id), err)
 			}
 		}
@@ -368,7 +368,7 @@ func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Clie
 			continue
 		}
 		tflog.Info(ctx, "destroying the OSD (cleanup: its LVs are removed and the disk wiped)", map[string]any{"osd": osdName(id), "node": node})
-		upid, err := c.CephDestroyOSD(ctx, node, id, true)
+		upid, err := c.DestroyCephOSD(ctx, node, id, true)
 		_, err = c.Await(ctx, upid, err)
 		invalidateOSDReads(pd, node)
 		if err != nil && !strings.Contains(err.Error(), "no such OSD") {

@@ -235,14 +235,14 @@ func destroyOutside(t *testing.T, e *acctest.Env, node string, id int64) {
 	t.Helper()
 	ctx := context.Background()
 	c := e.RootClient(t)
-	if err := c.CephOSDOut(ctx, node, id); err != nil {
+	if err := c.MarkCephOSDOut(ctx, node, id); err != nil {
 		t.Fatal(err)
 	}
 	upid, err := c.CephServiceStop(ctx, node, fmt.Sprintf("osd.%d", id))
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}
-	upid, err = c.CephDestroyOSD(ctx, node, id, true)
+	upid, err = c.DestroyCephOSD(ctx, node, id, true)
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func createOutside(t *testing.T, e *acctest.Env, node, dev string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	c := e.RootClient(t)
-	upid, err := c.CephCreateOSD(ctx, node, pve.CephOSDCreateRequest{Dev: dev})
+	upid, err := c.CreateCephOSD(ctx, node, pve.CephOSDCreateRequest{Dev: dev})
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}

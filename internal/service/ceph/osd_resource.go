@@ -420,7 +420,7 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 		// A lost answer is followed through the worker it started (PVE
 		// names it after the device), re-POSTed only when there is none.
 		upid, serr = c.StartTask(ctx, node, "cephcreateosd", strings.TrimPrefix(dev, "/dev/"), func() (string, error) {
-			return c.CephCreateOSD(ctx, node, cr)
+			return c.CreateCephOSD(ctx, node, cr)
 		})
 		return upid, serr
 	})

@@ -46,7 +46,7 @@ func newCephEnv(t *testing.T) (*acctest.Env, string) {
 		}
 	}
 	for _, n := range e.Nodes {
-		upid, err := root.CephCreateOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
+		upid, err := root.CreateCephOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatalf("OSD on %s: %v", n, err)
 		}

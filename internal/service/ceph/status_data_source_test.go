@@ -95,7 +95,7 @@ data "pve_ceph_status" "via_b" {
 				PreConfig: func() {
 					root := e.RootClient(t)
 					for _, n := range coreNodes {
-						upid, err := root.CephCreateOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
+						upid, err := root.CreateCephOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
 						if _, err := root.Await(ctx, upid, err); err != nil {
 							t.Fatal(err)
 						}

@@ -150,7 +150,7 @@ func cephOSD(t *testing.T, e *acctest.Env, node, dev string) {
 			t.Fatal(err)
 		}
 	}
-	upid, err := c.CephCreateOSD(ctx, node, pve.CephOSDCreateRequest{Dev: dev})
+	upid, err := c.CreateCephOSD(ctx, node, pve.CephOSDCreateRequest{Dev: dev})
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func setupCephOSDs(t *testing.T, e *acctest.Env) *pve.Client {
 		}
 	}
 	for _, n := range e.Nodes {
-		upid, err := root.CephCreateOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
+		upid, err := root.CreateCephOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatalf("OSD on %s: %v", n, err)
 		}

@@ -149,7 +149,7 @@ func TestAccNodeZFS_lifecycle(t *testing.T) {
 	if _, err := root.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}
-	upid, err = root.CephCreateOSD(ctx, node, pve.CephOSDCreateRequest{Dev: disks[0]})
+	upid, err = root.CreateCephOSD(ctx, node, pve.CephOSDCreateRequest{Dev: disks[0]})
 	if _, err := root.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}

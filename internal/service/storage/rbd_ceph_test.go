@@ -31,7 +31,7 @@ func TestAccStorage_rbdOnCephPoolImported(t *testing.T) {
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatal(err)
 		}
-		upid, err = root.CephCreateOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
+		upid, err = root.CreateCephOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatal(err)
 		}

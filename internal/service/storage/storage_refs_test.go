@@ -49,7 +49,7 @@ func TestAccStorage_refsAtPlan(t *testing.T) {
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatal(err)
 		}
-		upid, err = root.CephCreateOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
+		upid, err = root.CreateCephOSD(ctx, n, pve.CephOSDCreateRequest{Dev: "/dev/sdb"})
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatal(err)
 		}
