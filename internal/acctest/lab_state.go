@@ -134,7 +134,7 @@ func (l *Lab) simObjects(ctx context.Context) ([]string, error) {
 	} else if !pve.IsCephNotSetUp(err) {
 		return nil, fmt.Errorf("list OSDs: %w", err)
 	}
-	if pools, err := c.CephListPools(ctx, node); err == nil {
+	if pools, err := c.CephPools(ctx, node); err == nil {
 		for _, p := range pools {
 			if p.Name != ".mgr" {
 				out = append(out, "pool "+p.Name)

@@ -216,7 +216,7 @@ func cephList(st State, name string) []string {
 // adoptCephPools adds one block per pool, named after it as a person
 // would (pve_ceph_pool.ceph); Ceph's own .mgr pool is not one of them.
 func adoptCephPools(ctx context.Context, r *run, node string) error {
-	pools, err := r.api.CephListPools(ctx, node)
+	pools, err := r.api.CephPools(ctx, node)
 	if err != nil {
 		return fmt.Errorf("list the Ceph pools (GET /nodes/%s/ceph/pool): %w", node, err)
 	}

@@ -182,6 +182,6 @@ func (pd *ProviderData) PlanCephPools(ctx context.Context, node string) ([]pve.C
 		if err != nil {
 			return nil, err
 		}
-		return c.CephListPools(ctx, node)
+		return c.CephPools(ctx, node)
 	})
 }

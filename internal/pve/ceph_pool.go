@@ -40,10 +40,10 @@ func (r CephPoolRequest) params() Params {
 	return p
 }
 
-// CephCreatePool creates a pool (task cephcreatepool).
+// CreateCephPool creates a pool (task cephcreatepool).
 //
 //pve:operation POST /nodes/{node}/ceph/pool
-func (c *Client) CephCreatePool(ctx context.Context, node, name string, r CephPoolRequest) (string, error) {
+func (c *Client) CreateCephPool(ctx context.Context, node, name string, r CephPoolRequest) (string, error) {
 	p := r.params()
 	p.Set("name", name)
 	if r.AddStorages {
@@ -57,10 +57,10 @@ func (c *Client) CephCreatePool(ctx context.Context, node, name string, r CephPo
 	return upidOf("POST", path, upid)
 }
 
-// CephUpdatePool changes pool settings (task cephsetpool).
+// UpdateCephPool changes pool settings (task cephsetpool).
 //
 //pve:operation PUT /nodes/{node}/ceph/pool/{name}
-func (c *Client) CephUpdatePool(ctx context.Context, node, name string, r CephPoolRequest) (string, error) {
+func (c *Client) UpdateCephPool(ctx context.Context, node, name string, r CephPoolRequest) (string, error) {
 	path := cephPath(node, "/pool/"+PathEscape(name))
 	var upid string
 	if err := c.Put(ctx, path, r.params(), &upid); err != nil {
@@ -69,13 +69,13 @@ func (c *Client) CephUpdatePool(ctx context.Context, node, name string, r CephPo
 	return upidOf("PUT", path, upid)
 }
 
-// CephDeletePool destroys a pool (task cephdestroypool). Unless force is
+// DestroyCephPool destroys a pool (task cephdestroypool). Unless force is
 // set, PVE refuses while an RBD storage on the pool still lists images
 // ("ceph pool '<p>' still in use by storage '<id>'"); removeStorages also
 // removes the RBD storages configured for the pool.
 //
 //pve:operation DELETE /nodes/{node}/ceph/pool/{name}
-func (c *Client) CephDeletePool(ctx context.Context, node, name string, removeStorages, force bool) (string, error) {
+func (c *Client) DestroyCephPool(ctx context.Context, node, name string, removeStorages, force bool) (string, error) {
 	path := cephPath(node, "/pool/"+PathEscape(name))
 	p := Params{}
 	if removeStorages {
@@ -112,10 +112,10 @@ type CephPool struct {
 	PercentUsed             float64 // fraction of the pool's capacity, 0..1
 }
 
-// CephListPools lists the pools.
+// CephPools lists the pools.
 //
 //pve:operation GET /nodes/{node}/ceph/pool
-func (c *Client) CephListPools(ctx context.Context, node string) ([]CephPool, error) {
+func (c *Client) CephPools(ctx context.Context, node string) ([]CephPool, error) {
 	var wire []struct {
 		Pool            flexInt                    `json:"pool"`
 		PoolName        flexString                 `json:"pool_name"`
@@ -157,12 +157,12 @@ func (c *Client) CephListPools(ctx context.Context, node string) ([]CephPool, er
 	return out, nil
 }
 
-// CephGetPool returns one pool's settings, applications, autoscaler view
+// CephPool returns one pool's settings, applications, autoscaler view
 // and usage (GET .../pool/{name}/status with verbose); a missing pool is
 // ErrNotFound.
 //
 //pve:operation GET /nodes/{node}/ceph/pool/{name}/status
-func (c *Client) CephGetPool(ctx context.Context, node, name string) (*CephPool, error) {
+func (c *Client) CephPool(ctx context.Context, node, name string) (*CephPool, error) {
 	var w struct {
 		ID              flexInt      `json:"id"`
 		Name            flexString   `json:"name"`
@@ -210,11 +210,11 @@ func (c *Client) CephGetPool(ctx context.Context, node, name string) (*CephPool,
 	return out, nil
 }
 
-// CephListRules lists the names of the cluster's CRUSH rules (Ceph's `osd
+// CephRules lists the names of the cluster's CRUSH rules (Ceph's `osd
 // crush rule ls`), sorted.
 //
 //pve:operation GET /nodes/{node}/ceph/rules
-func (c *Client) CephListRules(ctx context.Context, node string) ([]string, error) {
+func (c *Client) CephRules(ctx context.Context, node string) ([]string, error) {
 	var wire []struct {
 		Name flexString `json:"name"`
 	}

@@ -130,13 +130,13 @@ func TestCephLifecycle(t *testing.T) {
 	}
 
 	size, minSize, pgs := int64(3), int64(2), int64(32)
-	upid, err := root.CephCreatePool(ctx, "z2g4a", "vm-disks", CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
+	upid, err := root.CreateCephPool(ctx, "z2g4a", "vm-disks", CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
 	waitOK(t, root, upid, err)
-	pool, err := root.CephGetPool(ctx, "z2g4a", "vm-disks")
+	pool, err := root.CephPool(ctx, "z2g4a", "vm-disks")
 	if err != nil || pool.Size != 3 || pool.MinSize != 2 || pool.PGNum != 32 || pool.CrushRule != "replicated_rule" || pool.Application != "rbd" {
 		t.Fatalf("pool %+v %v", pool, err)
 	}
-	if _, err := root.CephGetPool(ctx, "z2g4a", "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := root.CephPool(ctx, "z2g4a", "nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing pool: %v", err)
 	}
 	if st := sim.CephRBDStorages(); st["vm-disks"] != "vm-disks" {
@@ -222,12 +222,12 @@ func TestCephLifecycle(t *testing.T) {
 
 	// Pool update and delete.
 	ratio := 0.5
-	upid, err = root.CephUpdatePool(ctx, "z2g4a", "vm-disks", CephPoolRequest{PGAutoscaleMode: "on", TargetSizeRatio: &ratio})
+	upid, err = root.UpdateCephPool(ctx, "z2g4a", "vm-disks", CephPoolRequest{PGAutoscaleMode: "on", TargetSizeRatio: &ratio})
 	waitOK(t, root, upid, err)
-	if pools, err := root.CephListPools(ctx, "z2g4a"); err != nil || len(pools) != 1 || pools[0].PGAutoscaleMode != "on" || pools[0].TargetSizeRatio != 0.5 {
+	if pools, err := root.CephPools(ctx, "z2g4a"); err != nil || len(pools) != 1 || pools[0].PGAutoscaleMode != "on" || pools[0].TargetSizeRatio != 0.5 {
 		t.Fatalf("pools %+v %v", pools, err)
 	}
-	upid, err = root.CephDeletePool(ctx, "z2g4a", "vm-disks", true, false)
+	upid, err = root.DestroyCephPool(ctx, "z2g4a", "vm-disks", true, false)
 	waitOK(t, root, upid, err)
 	if st := sim.CephRBDStorages(); len(st) != 0 {
 		t.Fatalf("storages after delete %v", st)

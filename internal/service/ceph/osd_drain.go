@@ -115,7 +115,7 @@ func preflightDrain(ctx context.Context, c *pve.Client, node string, ids []int64
 		}
 		reasons = append(reasons, msg)
 	}
-	pools, err := c.CephListPools(ctx, node)
+	pools, err := c.CephPools(ctx, node)
 	if err != nil {
 		return nil, fmt.Errorf("list the Ceph pools: %w", err)
 	}

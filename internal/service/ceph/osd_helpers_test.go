@@ -62,7 +62,7 @@ func createPool(t *testing.T, e *acctest.Env, name string, size, minSize, pgs in
 	t.Helper()
 	ctx := context.Background()
 	c := e.RootClient(t)
-	upid, err := c.CephCreatePool(ctx, e.Nodes[0], name, pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd"})
+	upid, err := c.CreateCephPool(ctx, e.Nodes[0], name, pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd"})
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatalf("create pool %s: %v", name, err)
 	}
@@ -75,7 +75,7 @@ func deletePool(t *testing.T, e *acctest.Env, name string) {
 	t.Helper()
 	ctx := context.Background()
 	c := e.RootClient(t)
-	upid, err := c.CephDeletePool(ctx, e.Nodes[0], name, false, false)
+	upid, err := c.DestroyCephPool(ctx, e.Nodes[0], name, false, false)
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatalf("delete pool %s: %v", name, err)
 	}

@@ -57,7 +57,7 @@ func newCephEnv(t *testing.T) (*acctest.Env, string) {
 // checkPool asserts what PVE reports for the pool, not Terraform's state.
 func checkPool(e *acctest.Env, node, name string, check func(*pve.CephPool) error) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		p, err := e.Client.CephGetPool(context.Background(), node, name)
+		p, err := e.Client.CephPool(context.Background(), node, name)
 		if err != nil {
 			return fmt.Errorf("read pool %s from PVE: %w", name, err)
 		}
@@ -69,7 +69,7 @@ func checkPool(e *acctest.Env, node, name string, check func(*pve.CephPool) erro
 // simulator, no RBD storage on it).
 func checkPoolGone(e *acctest.Env, node, name string) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		_, err := e.Client.CephGetPool(context.Background(), node, name)
+		_, err := e.Client.CephPool(context.Background(), node, name)
 		if !errors.Is(err, pve.ErrNotFound) {
 			return fmt.Errorf("pool %s after destroy: %w", name, err)
 		}
@@ -88,7 +88,7 @@ func checkPoolGone(e *acctest.Env, node, name string) func(*terraform.State) err
 func updatePool(t *testing.T, e *acctest.Env, node, name string, r pve.CephPoolRequest) {
 	t.Helper()
 	c := e.RootClient(t)
-	upid, err := c.CephUpdatePool(context.Background(), node, name, r)
+	upid, err := c.UpdateCephPool(context.Background(), node, name, r)
 	if _, err := c.Await(context.Background(), upid, err); err != nil {
 		t.Fatalf("change pool %s outside Terraform: %v", name, err)
 	}

@@ -118,7 +118,7 @@ func checkCrushRuleAtPlan(ctx context.Context, pd *framework.ProviderData, plan,
 		if err != nil {
 			return nil, err
 		}
-		return c.CephListRules(ctx, node)
+		return c.CephRules(ctx, node)
 	})
 	if err != nil {
 		tflog.Debug(ctx, "CRUSH rules not readable at plan; crush_rule is checked by Ceph at apply", map[string]any{"node": node, "error": err.Error()})

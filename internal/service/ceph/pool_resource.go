@@ -368,7 +368,7 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 	}
 	// PVE applies the settings to an existing pool of that name instead of
 	// failing; adopting it silently would later let a destroy delete it.
-	if _, err := c.CephGetPool(ctx, node, name); err == nil {
+	if _, err := c.CephPool(ctx, node, name); err == nil {
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Ceph pool already exists",
 			fmt.Sprintf("A Ceph pool named %s already exists. Import it instead of creating it: terraform import %s.<name> %s/%s",
 				name, poolTypeName, node, name))
@@ -381,7 +381,7 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 	// A lost answer is followed through the worker it started, re-POSTed
 	// only when there is none.
 	upid, err := c.StartTask(ctx, node, "cephcreatepool", name, func() (string, error) {
-		return c.CephCreatePool(ctx, node, name, plan.createRequest())
+		return c.CreateCephPool(ctx, node, name, plan.createRequest())
 	})
 	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	if _, err := c.Await(ctx, upid, err); err != nil {
@@ -391,7 +391,7 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 		// this create's: adopted (what the worker did not finish shows as
 		// a change in the next plan). A tainted pool would be destroyed by
 		// the next apply, which deletion_protection refuses.
-		if _, gerr := c.CephGetPool(ctx, node, name); gerr != nil || !framework.FailedTask(err) {
+		if _, gerr := c.CephPool(ctx, node, name); gerr != nil || !framework.FailedTask(err) {
 			framework.AddUnable(&resp.Diagnostics, "Create", "Ceph pool", name, err)
 			return
 		}
@@ -404,7 +404,7 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 // set_pool skipped it after a size change, and stores the result.
 func (r *poolResource) finishWrite(ctx context.Context, c *pve.Client, action string, plan *poolModel, st stateSetter, diags *diag.Diagnostics) {
 	name, node := plan.Name.ValueString(), plan.Node.ValueString()
-	p, err := c.CephGetPool(ctx, node, name)
+	p, err := c.CephPool(ctx, node, name)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "Ceph pool", name, err)
 		return
@@ -415,12 +415,12 @@ func (r *poolResource) finishWrite(ctx context.Context, c *pve.Client, action st
 	if want := plan.MinSize; !want.IsUnknown() && !want.IsNull() && p.MinSize != want.ValueInt64() {
 		tflog.Info(ctx, "setting min_size again after the size change reset it", map[string]any{"pool": name, "min_size": want.ValueInt64(), "reset_to": p.MinSize})
 		n := want.ValueInt64()
-		upid, err := c.CephUpdatePool(ctx, node, name, pve.CephPoolRequest{MinSize: &n})
+		upid, err := c.UpdateCephPool(ctx, node, name, pve.CephPoolRequest{MinSize: &n})
 		if _, err := c.Await(ctx, upid, err); err != nil {
 			framework.AddUnable(diags, action, "Ceph pool", name, fmt.Errorf("set min_size = %d after the size change: %w", n, err))
 			return
 		}
-		if p, err = c.CephGetPool(ctx, node, name); err != nil {
+		if p, err = c.CephPool(ctx, node, name); err != nil {
 			framework.AddUnable(diags, "Read", "Ceph pool", name, err)
 			return
 		}
@@ -445,7 +445,7 @@ func (r *poolResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	if c == nil {
 		return
 	}
-	p, err := c.CephGetPool(ctx, node, name)
+	p, err := c.CephPool(ctx, node, name)
 	if errors.Is(err, pve.ErrNotFound) {
 		tflog.Warn(ctx, "Ceph pool is gone; removing it from the state", map[string]any{"pool": name})
 		resp.State.RemoveResource(ctx)
@@ -477,10 +477,10 @@ func (r *poolResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	steps := updateSteps(&plan, &state)
 	for i, req := range steps {
 		tflog.Info(ctx, "updating Ceph pool", map[string]any{"pool": name, "step": i + 1, "of": len(steps)})
-		upid, err := c.CephUpdatePool(ctx, node, name, req)
+		upid, err := c.UpdateCephPool(ctx, node, name, req)
 		if _, err := c.Await(ctx, upid, err); err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "Ceph pool", name, err)
-			if p, gerr := c.CephGetPool(ctx, node, name); gerr == nil {
+			if p, gerr := c.CephPool(ctx, node, name); gerr == nil {
 				var st poolModel
 				st.fromAPI(p, node, &state)
 				resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
@@ -595,7 +595,7 @@ func (r *poolResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	if c == nil {
 		return
 	}
-	if _, err := c.CephGetPool(ctx, node, name); errors.Is(err, pve.ErrNotFound) {
+	if _, err := c.CephPool(ctx, node, name); errors.Is(err, pve.ErrNotFound) {
 		return
 	} else if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "Ceph pool", name, err)
@@ -603,7 +603,7 @@ func (r *poolResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 	removeStorages, force := state.AddStorages.ValueBool(), state.ForceDelete.ValueBool()
 	tflog.Info(ctx, "destroying Ceph pool", map[string]any{"pool": name, "remove_storages": removeStorages, "force": force})
-	upid, err := c.CephDeletePool(ctx, node, name, removeStorages, force)
+	upid, err := c.DestroyCephPool(ctx, node, name, removeStorages, force)
 	_, err = c.Await(ctx, upid, err)
 	r.PD.Reads.Invalidate(framework.CephPoolsCacheKey)
 	switch {

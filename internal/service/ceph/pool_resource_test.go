@@ -295,7 +295,7 @@ func TestAccCephPool_existing(t *testing.T) {
 	t.Parallel()
 	e, node := newCephEnv(t)
 	c := e.RootClient(t)
-	upid, err := c.CephCreatePool(context.Background(), node, "ceph", pve.CephPoolRequest{})
+	upid, err := c.CreateCephPool(context.Background(), node, "ceph", pve.CephPoolRequest{})
 	if _, err := c.Await(context.Background(), upid, err); err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ data "pve_ceph_status" "via_b" {
 						}
 					}
 					size, minSize, pgs := int64(3), int64(2), int64(32)
-					upid, err := root.CephCreatePool(ctx, "z2g4a", "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd"})
+					upid, err := root.CreateCephPool(ctx, "z2g4a", "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd"})
 					if _, err := root.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}

@@ -49,7 +49,7 @@ func TestAccCephPool_createTaskFails(t *testing.T) {
 			cfg := e.Config(poolConfig(node, "  size = 3\n  min_size = 2\n"))
 			tc := e.TaskFaultCase("task cephcreatepool="+action+":1x", cfg,
 				acctest.ErrUnlessAdopted(action, `Unable to Create Ceph pool`), func(*terraform.State) error {
-					pools, err := e.Client.CephListPools(context.Background(), node)
+					pools, err := e.Client.CephPools(context.Background(), node)
 					if err != nil {
 						return err
 					}

@@ -39,7 +39,7 @@ func setupCephStorage(t *testing.T, e *acctest.Env) {
 	}
 	root := setupCephOSDs(t, e)
 	size, minSize, pgs := int64(3), int64(2), int64(32)
-	upid, err := root.CephCreatePool(context.Background(), e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
+	upid, err := root.CreateCephPool(context.Background(), e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
 	if _, err := root.Await(context.Background(), upid, err); err != nil {
 		t.Fatalf("create pool ceph: %v", err)
 	}

@@ -37,7 +37,7 @@ func TestAccStorage_rbdOnCephPoolImported(t *testing.T) {
 		}
 	}
 	size, minSize, pgs := int64(3), int64(2), int64(32)
-	upid, err := root.CephCreatePool(ctx, e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
+	upid, err := root.CreateCephPool(ctx, e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd", AddStorages: true})
 	if _, err := root.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestAccStorage_refsAtPlan(t *testing.T) {
 		}
 	}
 	size, minSize, pgs := int64(3), int64(2), int64(32)
-	upid, err := root.CephCreatePool(ctx, e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd"})
+	upid, err := root.CreateCephPool(ctx, e.Nodes[0], "ceph", pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd"})
 	if _, err := root.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}
