@@ -26,7 +26,7 @@ func adoptCeph(ctx context.Context, r *run) error {
 		r.skip("pve_ceph_install and pve_ceph_config (ceph.conf, config database)", errNoSSH.Error())
 		// Without SSH, a node whose Ceph API answers has Ceph.
 		for _, n := range r.nodes {
-			if _, err := r.api.CephListMons(ctx, n); err == nil {
+			if _, err := r.api.CephMons(ctx, n); err == nil {
 				installed = append(installed, n)
 			}
 		}
@@ -61,7 +61,7 @@ func adoptCeph(ctx context.Context, r *run) error {
 		cephOmit(r, "pve_ceph_cluster.lab", "cluster_network")
 	}
 
-	mons, err := r.api.CephListMons(ctx, node)
+	mons, err := r.api.CephMons(ctx, node)
 	if err != nil {
 		return fmt.Errorf("list the Ceph monitors (GET /nodes/%s/ceph/mon): %w", node, err)
 	}
@@ -81,7 +81,7 @@ func adoptCeph(ctx context.Context, r *run) error {
 		// One address each: the one PVE picks itself in the public network.
 		cephOmit(r, "pve_ceph_monitor.lab", "addresses")
 	}
-	mgrs, err := r.api.CephListMgrs(ctx, node)
+	mgrs, err := r.api.CephMgrs(ctx, node)
 	if err != nil {
 		return fmt.Errorf("list the Ceph managers (GET /nodes/%s/ceph/mgr): %w", node, err)
 	}

@@ -14,10 +14,10 @@ type CephMon struct {
 	Quorum                  bool
 }
 
-// CephListMons lists the monitors.
+// CephMons lists the monitors.
 //
 //pve:operation GET /nodes/{node}/ceph/mon
-func (c *Client) CephListMons(ctx context.Context, node string) ([]CephMon, error) {
+func (c *Client) CephMons(ctx context.Context, node string) ([]CephMon, error) {
 	var wire []struct {
 		Name, Host, Addr, State flexString
 		Rank                    flexInt
@@ -34,12 +34,12 @@ func (c *Client) CephListMons(ctx context.Context, node string) ([]CephMon, erro
 	return out, nil
 }
 
-// CephCreateMon creates a monitor (and a manager when it is the first
+// CreateCephMon creates a monitor (and a manager when it is the first
 // monitor) on node; monID "" means the node name, addresses "" lets PVE
 // pick the node's address in the public network. Returns the UPID.
 //
 //pve:operation POST /nodes/{node}/ceph/mon/{monid}
-func (c *Client) CephCreateMon(ctx context.Context, node, monID string, addresses ...string) (string, error) {
+func (c *Client) CreateCephMon(ctx context.Context, node, monID string, addresses ...string) (string, error) {
 	if monID == "" {
 		monID = node
 	}
@@ -55,10 +55,10 @@ func (c *Client) CephCreateMon(ctx context.Context, node, monID string, addresse
 	return upidOf("POST", path, upid)
 }
 
-// CephDestroyMon removes a monitor; PVE refuses the last one.
+// DestroyCephMon removes a monitor; PVE refuses the last one.
 //
 //pve:operation DELETE /nodes/{node}/ceph/mon/{monid}
-func (c *Client) CephDestroyMon(ctx context.Context, node, monID string) (string, error) {
+func (c *Client) DestroyCephMon(ctx context.Context, node, monID string) (string, error) {
 	path := cephPath(node, "/mon/"+PathEscape(monID))
 	var upid string
 	if err := c.Delete(ctx, path, nil, &upid); err != nil {
@@ -70,10 +70,10 @@ func (c *Client) CephDestroyMon(ctx context.Context, node, monID string) (string
 // CephMgr is one manager; State is active, standby or stopped.
 type CephMgr struct{ Name, Host, Addr, State string }
 
-// CephListMgrs lists the managers.
+// CephMgrs lists the managers.
 //
 //pve:operation GET /nodes/{node}/ceph/mgr
-func (c *Client) CephListMgrs(ctx context.Context, node string) ([]CephMgr, error) {
+func (c *Client) CephMgrs(ctx context.Context, node string) ([]CephMgr, error) {
 	var wire []struct{ Name, Host, Addr, State flexString }
 	if err := c.Get(ctx, cephPath(node, "/mgr"), nil, &wire); err != nil {
 		return nil, err
@@ -85,10 +85,10 @@ func (c *Client) CephListMgrs(ctx context.Context, node string) ([]CephMgr, erro
 	return out, nil
 }
 
-// CephCreateMgr creates a manager (id "" = node name).
+// CreateCephMgr creates a manager (id "" = node name).
 //
 //pve:operation POST /nodes/{node}/ceph/mgr/{id}
-func (c *Client) CephCreateMgr(ctx context.Context, node, id string) (string, error) {
+func (c *Client) CreateCephMgr(ctx context.Context, node, id string) (string, error) {
 	if id == "" {
 		id = node
 	}
@@ -100,10 +100,10 @@ func (c *Client) CephCreateMgr(ctx context.Context, node, id string) (string, er
 	return upidOf("POST", path, upid)
 }
 
-// CephDestroyMgr removes a manager.
+// DestroyCephMgr removes a manager.
 //
 //pve:operation DELETE /nodes/{node}/ceph/mgr/{id}
-func (c *Client) CephDestroyMgr(ctx context.Context, node, id string) (string, error) {
+func (c *Client) DestroyCephMgr(ctx context.Context, node, id string) (string, error) {
 	path := cephPath(node, "/mgr/"+PathEscape(id))
 	var upid string
 	if err := c.Delete(ctx, path, nil, &upid); err != nil {

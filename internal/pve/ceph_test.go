@@ -69,17 +69,17 @@ func TestCephLifecycle(t *testing.T) {
 	}
 	nodes := []string{"z2g4a", "z2g4b", "z2g4c"}
 	for _, n := range nodes {
-		upid, err := root.CephCreateMon(ctx, n, "")
+		upid, err := root.CreateCephMon(ctx, n, "")
 		waitOK(t, root, upid, err)
 	}
-	if _, err := root.CephCreateMon(ctx, "z2g4a", ""); !strings.Contains(apiMessage(err), "already in use") {
+	if _, err := root.CreateCephMon(ctx, "z2g4a", ""); !strings.Contains(apiMessage(err), "already in use") {
 		t.Fatalf("second mon on z2g4a: %v", err)
 	}
-	mons, err := root.CephListMons(ctx, "z2g4a")
+	mons, err := root.CephMons(ctx, "z2g4a")
 	if err != nil || len(mons) != 3 || !mons[0].Quorum {
 		t.Fatalf("mons %+v %v", mons, err)
 	}
-	mgrs, err := root.CephListMgrs(ctx, "z2g4a")
+	mgrs, err := root.CephMgrs(ctx, "z2g4a")
 	if err != nil || len(mgrs) != 1 || mgrs[0].State != "active" {
 		t.Fatalf("mgrs %+v %v", mgrs, err)
 	}
@@ -235,11 +235,11 @@ func TestCephLifecycle(t *testing.T) {
 
 	// Monitors: the last one cannot go.
 	for _, n := range []string{"z2g4b", "z2g4c"} {
-		upid, err := root.CephDestroyMon(ctx, n, n)
+		upid, err := root.DestroyCephMon(ctx, n, n)
 		waitOK(t, root, upid, err)
 	}
 	// PVE checks before it starts the task.
-	if _, err = root.CephDestroyMon(ctx, "z2g4a", "z2g4a"); !strings.Contains(apiMessage(err), "can't remove last monitor") {
+	if _, err = root.DestroyCephMon(ctx, "z2g4a", "z2g4a"); !strings.Contains(apiMessage(err), "can't remove last monitor") {
 		t.Fatalf("last mon: %v", err)
 	}
 

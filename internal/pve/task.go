@@ -163,7 +163,7 @@ func (c *Client) taskStatus(ctx context.Context, u UPID) (stopped bool, exit str
 // Await waits for the task a write started: it passes a failed start
 // through and otherwise waits with WaitTask:
 //
-//	upid, err := c.CephCreateMon(ctx, node, "")
+//	upid, err := c.CreateCephMon(ctx, node, "")
 //	_, err = c.Await(ctx, upid, err)
 //
 //pve:operation GET /nodes/{node}/tasks/{upid}/status

@@ -549,7 +549,7 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	conf := pve.ParseCephConfig(raw)
-	mons, err := c.CephListMons(ctx, node)
+	mons, err := c.CephMons(ctx, node)
 	if err != nil && !pve.IsCephNotInitialized(err) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "Ceph cluster", fsid, err)
 		return

@@ -185,7 +185,7 @@ data "pve_ceph_status" "lab" {
 								return fmt.Errorf("monitors outside the cluster's monmap: %v", split)
 							}
 						}
-						mons, err := e.Client.CephListMons(ctx, "z2g4a")
+						mons, err := e.Client.CephMons(ctx, "z2g4a")
 						if err != nil {
 							return err
 						}
@@ -199,7 +199,7 @@ data "pve_ceph_status" "lab" {
 						if strings.Join(names, ",") != "z2g4a@z2g4a,z2g4b@z2g4b,z2g4c@z2g4c" {
 							return fmt.Errorf("PVE lists monitors %v", names)
 						}
-						mgrs, err := e.Client.CephListMgrs(ctx, "z2g4a")
+						mgrs, err := e.Client.CephMgrs(ctx, "z2g4a")
 						if err != nil {
 							return err
 						}
@@ -245,7 +245,7 @@ data "pve_ceph_status" "lab" {
 			{
 				Config: e.Config(coreForget),
 				Check: func(*terraform.State) error {
-					mons, err := e.Client.CephListMons(ctx, "z2g4a")
+					mons, err := e.Client.CephMons(ctx, "z2g4a")
 					if err != nil || len(mons) != 3 {
 						return fmt.Errorf("forgetting removed monitors from Ceph: %v %w", mons, err)
 					}
@@ -412,7 +412,7 @@ resource "pve_ceph_monitor" "mon" {
 }
 `)
 	stillThere := func(*terraform.State) error {
-		mons, err := e.Client.CephListMons(ctx, "z2g4a")
+		mons, err := e.Client.CephMons(ctx, "z2g4a")
 		if err != nil || len(mons) != 1 || !mons[0].Quorum {
 			return fmt.Errorf("monitors after a refused destroy: %v %w", mons, err)
 		}

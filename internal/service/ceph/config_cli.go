@@ -267,14 +267,14 @@ var daemonKinds = []string{"mon", "mgr", "osd"}
 // hosts, through the API.
 func cephTopology(ctx context.Context, c *pve.Client, node string) ([]cephDaemon, error) {
 	var out []cephDaemon
-	mons, err := c.CephListMons(ctx, node)
+	mons, err := c.CephMons(ctx, node)
 	if err != nil {
 		return nil, fmt.Errorf("list Ceph monitors: %w", err)
 	}
 	for _, m := range mons {
 		out = append(out, cephDaemon{Kind: "mon", ID: m.Name, Host: m.Host})
 	}
-	mgrs, err := c.CephListMgrs(ctx, node)
+	mgrs, err := c.CephMgrs(ctx, node)
 	if err != nil {
 		return nil, fmt.Errorf("list Ceph managers: %w", err)
 	}

@@ -104,7 +104,7 @@ resource "pve_ceph_monitor" "z2g4a" {
 					checkDpkg(t, e, "z2g4b", "19.2.3-pve2"),
 					// The node's Ceph API works now.
 					func(*terraform.State) error {
-						mons, err := e.Client.CephListMons(context.Background(), "z2g4a")
+						mons, err := e.Client.CephMons(context.Background(), "z2g4a")
 						if err != nil {
 							return err
 						}

@@ -86,7 +86,7 @@ func (r *managerResource) managerList(ctx context.Context, node string) ([]pve.C
 		if err != nil {
 			return nil, err
 		}
-		return c.CephListMgrs(ctx, node)
+		return c.CephMgrs(ctx, node)
 	})
 }
 
@@ -140,7 +140,7 @@ func (r *managerResource) Create(ctx context.Context, req resource.CreateRequest
 		tflog.Info(ctx, "creating Ceph manager", map[string]any{"node": node})
 		// A lost answer is followed through its task (mgr.<node>), or
 		// sent again when there is none.
-		upid, err := c.StartTask(ctx, node, "cephcreatemgr", "mgr."+node, func() (string, error) { return c.CephCreateMgr(ctx, node, "") })
+		upid, err := c.StartTask(ctx, node, "cephcreatemgr", "mgr."+node, func() (string, error) { return c.CreateCephMgr(ctx, node, "") })
 		_, taskErr = c.Await(ctx, upid, err)
 		r.PD.Reads.Invalidate(managerReadsKey)
 		// The manager was absent (listed above): one there after a failed
@@ -261,7 +261,7 @@ func (r *managerResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	tflog.Info(ctx, "destroying Ceph manager", map[string]any{"id": id, "node": node})
-	upid, err := c.StartTask(ctx, node, "cephdestroymgr", "mgr."+id, func() (string, error) { return c.CephDestroyMgr(ctx, node, id) })
+	upid, err := c.StartTask(ctx, node, "cephdestroymgr", "mgr."+id, func() (string, error) { return c.DestroyCephMgr(ctx, node, id) })
 	_, err = c.Await(ctx, upid, err)
 	r.PD.Reads.Invalidate(managerReadsKey)
 	if err != nil {

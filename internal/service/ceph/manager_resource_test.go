@@ -29,7 +29,7 @@ resource "pve_ceph_manager" %[1]q {
 // coreManagers checks what PVE lists: "id=state" sorted.
 func coreManagers(e *acctest.Env, want string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		mgrs, err := e.Client.CephListMgrs(context.Background(), "z2g4a")
+		mgrs, err := e.Client.CephMgrs(context.Background(), "z2g4a")
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func TestAccCephManager_lifecycle(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					upid, err := e.Client.CephDestroyMgr(ctx, "z2g4b", "z2g4b")
+					upid, err := e.Client.DestroyCephMgr(ctx, "z2g4b", "z2g4b")
 					if _, err := e.Client.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}

@@ -138,7 +138,7 @@ func (r *monitorResource) monitorList(ctx context.Context, node string) ([]pve.C
 		if err != nil {
 			return nil, err
 		}
-		return c.CephListMons(ctx, node)
+		return c.CephMons(ctx, node)
 	})
 }
 
@@ -271,7 +271,7 @@ func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest
 	// A lost answer is followed through its task (mon.<node>), or sent
 	// again when there is none.
 	_, err = c.AwaitVMTask(ctx, func() (string, error) {
-		return c.StartTask(ctx, node, "cephcreatemon", "mon."+node, func() (string, error) { return c.CephCreateMon(ctx, node, "", addrs...) })
+		return c.StartTask(ctx, node, "cephcreatemon", "mon."+node, func() (string, error) { return c.CreateCephMon(ctx, node, "", addrs...) })
 	})
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	r.PD.Reads.Invalidate(managerReadsKey) // the first monitor brings a manager
@@ -408,7 +408,7 @@ func (r *monitorResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	tflog.Info(ctx, "destroying Ceph monitor", map[string]any{"id": id, "node": node})
 	_, err = c.AwaitVMTask(ctx, func() (string, error) {
-		return c.StartTask(ctx, node, "cephdestroymon", "mon."+id, func() (string, error) { return c.CephDestroyMon(ctx, node, id) })
+		return c.StartTask(ctx, node, "cephdestroymon", "mon."+id, func() (string, error) { return c.DestroyCephMon(ctx, node, id) })
 	})
 	r.PD.Reads.Invalidate(monitorReadsKey)
 	if err != nil {

@@ -37,7 +37,7 @@ func coreForgetMonitors(nodes ...string) string {
 // coreMonitors checks what PVE lists: id -> in quorum.
 func coreMonitors(e *acctest.Env, want map[string]bool) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		mons, err := e.Client.CephListMons(context.Background(), "z2g4a")
+		mons, err := e.Client.CephMons(context.Background(), "z2g4a")
 		if err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ resource "pve_ceph_monitor" "z2g4b" {
 			{
 				// Removed outside Terraform: planned again.
 				PreConfig: func() {
-					upid, err := e.Client.CephDestroyMon(ctx, "z2g4b", "z2g4b")
+					upid, err := e.Client.DestroyCephMon(ctx, "z2g4b", "z2g4b")
 					if _, err := e.Client.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}

@@ -42,12 +42,12 @@ func setupCeph(t *testing.T, e *acctest.Env) *pve.Client {
 		t.Fatalf("ceph init: %v", err)
 	}
 	for i, n := range e.Nodes {
-		upid, err := root.CephCreateMon(ctx, n, "")
+		upid, err := root.CreateCephMon(ctx, n, "")
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatalf("monitor on %s: %v", n, err)
 		}
 		if i > 0 { // the first monitor brought the first manager
-			upid, err := root.CephCreateMgr(ctx, n, "")
+			upid, err := root.CreateCephMgr(ctx, n, "")
 			if _, err := root.Await(ctx, upid, err); err != nil {
 				t.Fatalf("manager on %s: %v", n, err)
 			}

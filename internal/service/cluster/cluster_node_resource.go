@@ -529,7 +529,7 @@ func guestsOn(ctx context.Context, c *pve.Client, node string) ([]string, error)
 // through member. A cluster without Ceph has none.
 func cephDaemonsOn(ctx context.Context, c *pve.Client, member, node string) ([]string, error) {
 	var out []string
-	mons, err := c.CephListMons(ctx, member)
+	mons, err := c.CephMons(ctx, member)
 	if pve.IsCephNotSetUp(err) {
 		return nil, nil
 	}
@@ -541,7 +541,7 @@ func cephDaemonsOn(ctx context.Context, c *pve.Client, member, node string) ([]s
 			out = append(out, "monitor mon."+m.Name)
 		}
 	}
-	mgrs, err := c.CephListMgrs(ctx, member)
+	mgrs, err := c.CephMgrs(ctx, member)
 	if err != nil {
 		return nil, err
 	}

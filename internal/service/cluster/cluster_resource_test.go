@@ -241,12 +241,12 @@ func TestAccClusterNode_failedJoinLeavesNodeStandalone(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, n := range []string{"z2g4a", "z2g4b"} {
-						upid, err := root.CephCreateMon(ctx, n, "")
+						upid, err := root.CreateCephMon(ctx, n, "")
 						if _, err := root.Await(ctx, upid, err); err != nil {
 							t.Fatal(err)
 						}
 					}
-					upid, err := root.CephCreateMgr(ctx, "z2g4b", "")
+					upid, err := root.CreateCephMgr(ctx, "z2g4b", "")
 					if _, err := root.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}
@@ -260,8 +260,8 @@ func TestAccClusterNode_failedJoinLeavesNodeStandalone(t *testing.T) {
 					root := e.RootClient(t)
 					ctx := context.Background()
 					for _, destroy := range []func() (string, error){
-						func() (string, error) { return root.CephDestroyMgr(ctx, "z2g4b", "z2g4b") },
-						func() (string, error) { return root.CephDestroyMon(ctx, "z2g4b", "z2g4b") },
+						func() (string, error) { return root.DestroyCephMgr(ctx, "z2g4b", "z2g4b") },
+						func() (string, error) { return root.DestroyCephMon(ctx, "z2g4b", "z2g4b") },
 					} {
 						upid, err := destroy()
 						if _, err := root.Await(ctx, upid, err); err != nil {

@@ -144,8 +144,8 @@ func cephOSD(t *testing.T, e *acctest.Env, node, dev string) {
 	if err := c.CephInit(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatal(err)
 	}
-	if mons, _ := c.CephListMons(ctx, node); len(mons) == 0 {
-		upid, err := c.CephCreateMon(ctx, node, node)
+	if mons, _ := c.CephMons(ctx, node); len(mons) == 0 {
+		upid, err := c.CreateCephMon(ctx, node, node)
 		if _, err := c.Await(ctx, upid, err); err != nil {
 			t.Fatal(err)
 		}

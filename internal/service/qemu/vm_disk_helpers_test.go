@@ -56,7 +56,7 @@ func setupCephOSDs(t *testing.T, e *acctest.Env) *pve.Client {
 		t.Fatalf("ceph init: %v", err)
 	}
 	for _, n := range e.Nodes {
-		upid, err := root.CephCreateMon(ctx, n, "")
+		upid, err := root.CreateCephMon(ctx, n, "")
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatalf("monitor on %s: %v", n, err)
 		}

@@ -145,7 +145,7 @@ func TestAccNodeZFS_lifecycle(t *testing.T) {
 	if err := root.CephInit(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatal(err)
 	}
-	upid, err := root.CephCreateMon(ctx, node, "")
+	upid, err := root.CreateCephMon(ctx, node, "")
 	if _, err := root.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}

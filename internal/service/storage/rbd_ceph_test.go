@@ -27,7 +27,7 @@ func TestAccStorage_rbdOnCephPoolImported(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range e.Nodes {
-		upid, err := root.CephCreateMon(ctx, n, "")
+		upid, err := root.CreateCephMon(ctx, n, "")
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatal(err)
 		}

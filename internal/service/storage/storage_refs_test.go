@@ -45,7 +45,7 @@ func TestAccStorage_refsAtPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range e.Nodes {
-		upid, err := root.CephCreateMon(ctx, n, "")
+		upid, err := root.CreateCephMon(ctx, n, "")
 		if _, err := root.Await(ctx, upid, err); err != nil {
 			t.Fatal(err)
 		}
