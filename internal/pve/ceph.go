@@ -53,11 +53,11 @@ type CephInitRequest struct {
 	DisableCephx   bool
 }
 
-// CephInit writes /etc/pve/ceph.conf (synchronous). An existing
+// InitCeph writes /etc/pve/ceph.conf (synchronous). An existing
 // configuration is kept; only the networks are updated.
 //
 //pve:operation POST /nodes/{node}/ceph/init
-func (c *Client) CephInit(ctx context.Context, node string, r CephInitRequest) error {
+func (c *Client) InitCeph(ctx context.Context, node string, r CephInitRequest) error {
 	p := Params{}
 	if r.Network != "" {
 		p.Set("network", r.Network)
@@ -133,34 +133,16 @@ func (c *Client) CephConfigValues(ctx context.Context, node string, keys ...stri
 	return out, nil
 }
 
-// CephServiceStop stops a Ceph service on node ("osd.3", "mon.a", "mgr",
+// StopCephService stops a Ceph service on node ("osd.3", "mon.a", "mgr",
 // "" = all of ceph.target). Returns the UPID (srvstop).
 //
 //pve:operation POST /nodes/{node}/ceph/stop
-func (c *Client) CephServiceStop(ctx context.Context, node, service string) (string, error) {
-	return c.cephService(ctx, node, "stop", service)
-}
-
-// CephServiceStart starts a Ceph service on node (srvstart).
-//
-//pve:operation POST /nodes/{node}/ceph/start
-func (c *Client) CephServiceStart(ctx context.Context, node, service string) (string, error) {
-	return c.cephService(ctx, node, "start", service)
-}
-
-// CephServiceRestart restarts a Ceph service on node (srvrestart).
-//
-//pve:operation POST /nodes/{node}/ceph/restart
-func (c *Client) CephServiceRestart(ctx context.Context, node, service string) (string, error) {
-	return c.cephService(ctx, node, "restart", service)
-}
-
-func (c *Client) cephService(ctx context.Context, node, op, service string) (string, error) {
+func (c *Client) StopCephService(ctx context.Context, node, service string) (string, error) {
 	p := Params{}
 	if service != "" {
 		p.Set("service", service)
 	}
-	path := cephPath(node, "/"+op)
+	path := cephPath(node, "/stop")
 	var upid string
 	if err := c.Post(ctx, path, p, &upid); err != nil {
 		return "", err
@@ -213,11 +195,11 @@ func (c *Client) CephFlags(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-// CephSetFlags sets (true) or clears (false) several flags in one task
+// SetCephFlags sets (true) or clears (false) several flags in one task
 // (cephsetflags); flags not in the map are left alone.
 //
 //pve:operation PUT /cluster/ceph/flags
-func (c *Client) CephSetFlags(ctx context.Context, flags map[string]bool) (string, error) {
+func (c *Client) SetCephFlags(ctx context.Context, flags map[string]bool) (string, error) {
 	p := Params{}
 	for k, v := range flags {
 		p.SetBool(k, v)
@@ -238,10 +220,10 @@ func (c *Client) CephFlag(ctx context.Context, flag string) (bool, error) {
 	return bool(v), err
 }
 
-// CephSetFlag sets or clears one flag (synchronous).
+// SetCephFlag sets or clears one flag (synchronous).
 //
 //pve:operation PUT /cluster/ceph/flags/{flag}
-func (c *Client) CephSetFlag(ctx context.Context, flag string, value bool) error {
+func (c *Client) SetCephFlag(ctx context.Context, flag string, value bool) error {
 	p := Params{}
 	p.SetBool("value", value)
 	return c.Put(ctx, "/cluster/ceph/flags/"+PathEscape(flag), p, nil)

@@ -60,7 +60,7 @@ func TestCephLifecycle(t *testing.T) {
 	if _, err := root.CephClusterStatus(ctx); !strings.Contains(apiMessage(err), "pveceph configuration not initialized") {
 		t.Fatalf("status before init: %v", err)
 	}
-	if err := root.CephInit(ctx, "z2g4a", CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
+	if err := root.InitCeph(ctx, "z2g4a", CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := root.CephConfigRaw(ctx, "z2g4a")
@@ -173,7 +173,7 @@ func TestCephLifecycle(t *testing.T) {
 	if !st.AllActiveClean() || st.Health != "HEALTH_OK" {
 		t.Fatalf("after recovery: %+v %v", st.PGsByState, st.Checks)
 	}
-	upid, err = root.CephServiceStop(ctx, "z2g4a", "osd.0")
+	upid, err = root.StopCephService(ctx, "z2g4a", "osd.0")
 	waitOK(t, root, upid, err)
 	if s, err := root.CephCmdSafety(ctx, "z2g4a", "osd", "0", "destroy"); err != nil || !s.Safe {
 		t.Fatalf("safe-to-destroy after recovery: %+v %v", s, err)
@@ -188,7 +188,7 @@ func TestCephLifecycle(t *testing.T) {
 	if err := root.MarkCephOSDOut(ctx, "z2g4b", 2); err != nil {
 		t.Fatal(err)
 	}
-	upid, err = root.CephServiceStop(ctx, "z2g4b", "osd.2")
+	upid, err = root.StopCephService(ctx, "z2g4b", "osd.2")
 	waitOK(t, root, upid, err)
 	st, _ = root.CephClusterStatus(ctx)
 	if _, ok := st.Checks["PG_DEGRADED"]; !ok || st.Health != "HEALTH_WARN" {
@@ -204,7 +204,7 @@ func TestCephLifecycle(t *testing.T) {
 	}
 
 	// Flags: noout shows as OSDMAP_FLAGS.
-	upid, err = root.CephSetFlags(ctx, map[string]bool{"noout": true})
+	upid, err = root.SetCephFlags(ctx, map[string]bool{"noout": true})
 	waitOK(t, root, upid, err)
 	if on, err := root.CephFlag(ctx, "noout"); err != nil || !on {
 		t.Fatalf("noout %v %v", on, err)
@@ -213,7 +213,7 @@ func TestCephLifecycle(t *testing.T) {
 	if c := st.Checks["OSDMAP_FLAGS"]; c.Message != "noout flag(s) set" {
 		t.Fatalf("flags check %+v", st.Checks)
 	}
-	if err := root.CephSetFlag(ctx, "noout", false); err != nil {
+	if err := root.SetCephFlag(ctx, "noout", false); err != nil {
 		t.Fatal(err)
 	}
 	if flags, err := root.CephFlags(ctx); err != nil || flags["noout"] || len(flags) != 11 {

@@ -370,7 +370,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 // ceph.conf tells whether PVE did it: an fsid and ir's networks (init
 // sets the cluster network to the public one unless given).
 func cephInit(ctx context.Context, c *pve.Client, node string, ir pve.CephInitRequest) error {
-	return c.WriteVerified(ctx, "ceph init on "+node, func() error { return c.CephInit(ctx, node, ir) }, func() (bool, error) {
+	return c.WriteVerified(ctx, "ceph init on "+node, func() error { return c.InitCeph(ctx, node, ir) }, func() (bool, error) {
 		raw, err := c.CephConfigRaw(ctx, node)
 		if pve.IsCephNotInitialized(err) {
 			return false, nil

@@ -289,7 +289,7 @@ func TestAccCephCluster_drift(t *testing.T) {
 			{
 				// Through PVE's API: init again with other networks.
 				PreConfig: func() {
-					if err := e.Client.CephInit(ctx, "z2g4c", pve.CephInitRequest{Network: "172.27.2.0/24", ClusterNetwork: "10.9.9.0/24"}); err != nil {
+					if err := e.Client.InitCeph(ctx, "z2g4c", pve.CephInitRequest{Network: "172.27.2.0/24", ClusterNetwork: "10.9.9.0/24"}); err != nil {
 						t.Fatal(err)
 					}
 				},

@@ -137,7 +137,7 @@ data "pve_node_disks" "a_big" {
 						t.Fatal(err)
 					}
 					osdID = osdOn(t, e, a, "/dev/sdb")
-					if err := root.CephSetFlag(ctx, "noout", true); err != nil {
+					if err := root.SetCephFlag(ctx, "noout", true); err != nil {
 						t.Fatal(err)
 					}
 				},

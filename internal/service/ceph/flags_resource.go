@@ -151,7 +151,7 @@ func (r *flagsResource) apply(ctx context.Context, action string, changes map[st
 	if len(changes) > 0 {
 		tflog.Info(ctx, "setting Ceph OSD flags", map[string]any{"flags": fmt.Sprint(changes)})
 		// Flags set or cleared absolutely: sent again on a lost answer.
-		upid, err := c.CephSetFlags(pve.Idempotent(ctx), changes)
+		upid, err := c.SetCephFlags(pve.Idempotent(ctx), changes)
 		if _, err := c.Await(ctx, upid, err); err != nil {
 			framework.AddUnable(diags, action, "Ceph flags", "", err)
 			return
@@ -263,7 +263,7 @@ func (r *flagsResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	}
 	c := r.PD.Client
 	tflog.Info(ctx, "clearing the Ceph OSD flags the resource set", map[string]any{"flags": fmt.Sprint(changes)})
-	upid, err := c.CephSetFlags(pve.Idempotent(ctx), changes)
+	upid, err := c.SetCephFlags(pve.Idempotent(ctx), changes)
 	if _, err = c.Await(ctx, upid, err); err != nil {
 		if cephGone(err) {
 			return // no Ceph, no flags

@@ -34,7 +34,7 @@ func checkFlags(e *acctest.Env, want map[string]bool) resource.TestCheckFunc {
 // setFlag changes a flag behind Terraform's back, as `ceph osd set` would.
 func setFlag(t *testing.T, e *acctest.Env, flag string, v bool) {
 	t.Helper()
-	if err := e.Client.CephSetFlag(context.Background(), flag, v); err != nil {
+	if err := e.Client.SetCephFlag(context.Background(), flag, v); err != nil {
 		t.Fatalf("set %s = %v outside Terraform: %v", flag, v, err)
 	}
 }

@@ -69,7 +69,7 @@ func TestAccCephMonitor_quorumRefused(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					upid, err := e.Client.CephServiceStop(ctx, "z2g4c", "mon.z2g4c")
+					upid, err := e.Client.StopCephService(ctx, "z2g4c", "mon.z2g4c")
 					if _, err := e.Client.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}

@@ -333,7 +333,7 @@ func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Clie
 		}
 		if o.Up() {
 			tflog.Info(ctx, "stopping the OSD", map[string]any{"osd": osdName(id), "node": node})
-			upid, err := c.CephServiceStop(ctx, node, osdName(id))
+			upid, err := c.StopCephService(ctx, node, osdName(id))
 			if _, err := c.Await(ctx, upid, err); err != nil {
 				return fmt.Errorf("stop %s: %w", osdName(id), err)
 			}

@@ -38,7 +38,7 @@ func setupCeph(t *testing.T, e *acctest.Env) *pve.Client {
 	t.Helper()
 	ctx := context.Background()
 	root := e.RootClient(t)
-	if err := root.CephInit(ctx, e.Nodes[0], pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
+	if err := root.InitCeph(ctx, e.Nodes[0], pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatalf("ceph init: %v", err)
 	}
 	for i, n := range e.Nodes {
@@ -238,7 +238,7 @@ func destroyOutside(t *testing.T, e *acctest.Env, node string, id int64) {
 	if err := c.MarkCephOSDOut(ctx, node, id); err != nil {
 		t.Fatal(err)
 	}
-	upid, err := c.CephServiceStop(ctx, node, fmt.Sprintf("osd.%d", id))
+	upid, err := c.StopCephService(ctx, node, fmt.Sprintf("osd.%d", id))
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}

@@ -491,7 +491,7 @@ func TestAccCephOSD_nodeDown(t *testing.T) {
 			{Config: cfg},
 			{
 				PreConfig: func() {
-					if err := e.RootClient(t).CephSetFlag(context.Background(), "noout", true); err != nil {
+					if err := e.RootClient(t).SetCephFlag(context.Background(), "noout", true); err != nil {
 						t.Fatal(err)
 					}
 					e.Sim.PowerOff(c)
@@ -511,7 +511,7 @@ func TestAccCephOSD_nodeDown(t *testing.T) {
 			{
 				PreConfig: func() {
 					e.Sim.PowerOn(c)
-					if err := e.RootClient(t).CephSetFlag(context.Background(), "noout", false); err != nil {
+					if err := e.RootClient(t).SetCephFlag(context.Background(), "noout", false); err != nil {
 						t.Fatal(err)
 					}
 				},

@@ -36,7 +36,7 @@ func newCephEnv(t *testing.T) (*acctest.Env, string) {
 	ctx := context.Background()
 	root := e.RootClient(t)
 	node := e.Node(t, 0)
-	if err := root.CephInit(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
+	if err := root.InitCeph(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatalf("ceph init: %v", err)
 	}
 	for _, n := range e.Nodes {

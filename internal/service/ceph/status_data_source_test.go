@@ -106,7 +106,7 @@ data "pve_ceph_status" "via_b" {
 						t.Fatal(err)
 					}
 					e.Sim.CephAdvance(3600e9)
-					upid, err = e.Client.CephSetFlags(ctx, map[string]bool{"noout": true})
+					upid, err = e.Client.SetCephFlags(ctx, map[string]bool{"noout": true})
 					if _, err := e.Client.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}
@@ -135,7 +135,7 @@ data "pve_ceph_status" "via_b" {
 				// An OSD crashes (noout keeps it in): its PGs run degraded.
 				PreConfig: func() {
 					e.Sim.SetCephOSDUp(0, false)
-					upid, err := e.Client.CephServiceStop(ctx, "z2g4c", "mon.z2g4c")
+					upid, err := e.Client.StopCephService(ctx, "z2g4c", "mon.z2g4c")
 					if _, err := e.Client.Await(ctx, upid, err); err != nil {
 						t.Fatal(err)
 					}

@@ -237,7 +237,7 @@ func TestAccClusterNode_failedJoinLeavesNodeStandalone(t *testing.T) {
 				PreConfig: func() {
 					root := e.RootClient(t)
 					ctx := context.Background()
-					if err := root.CephInit(ctx, "z2g4a", pve.CephInitRequest{Network: "169.254.50.0/24"}); err != nil {
+					if err := root.InitCeph(ctx, "z2g4a", pve.CephInitRequest{Network: "169.254.50.0/24"}); err != nil {
 						t.Fatal(err)
 					}
 					for _, n := range []string{"z2g4a", "z2g4b"} {

@@ -141,7 +141,7 @@ func cephOSD(t *testing.T, e *acctest.Env, node, dev string) {
 	t.Helper()
 	ctx := context.Background()
 	c := e.RootClient(t)
-	if err := c.CephInit(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
+	if err := c.InitCeph(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatal(err)
 	}
 	if mons, _ := c.CephMons(ctx, node); len(mons) == 0 {

@@ -52,7 +52,7 @@ func setupCephOSDs(t *testing.T, e *acctest.Env) *pve.Client {
 	t.Helper()
 	ctx := context.Background()
 	root := e.RootClient(t)
-	if err := root.CephInit(ctx, e.Nodes[0], pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
+	if err := root.InitCeph(ctx, e.Nodes[0], pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatalf("ceph init: %v", err)
 	}
 	for _, n := range e.Nodes {

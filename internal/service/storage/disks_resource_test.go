@@ -142,7 +142,7 @@ func TestAccNodeZFS_lifecycle(t *testing.T) {
 	e, node, disks := disksEnv(t)
 	ctx := context.Background()
 	root := e.RootClient(t)
-	if err := root.CephInit(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
+	if err := root.InitCeph(ctx, node, pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatal(err)
 	}
 	upid, err := root.CreateCephMon(ctx, node, "")

@@ -41,7 +41,7 @@ func TestAccStorage_refsAtPlan(t *testing.T) {
 	}
 	ctx := context.Background()
 	root := e.RootClient(t)
-	if err := root.CephInit(ctx, e.Nodes[0], pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
+	if err := root.InitCeph(ctx, e.Nodes[0], pve.CephInitRequest{Network: "172.27.2.0/24"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range e.Nodes {
