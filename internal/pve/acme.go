@@ -202,22 +202,6 @@ func DecodeACMEPluginData(s string) map[string]string {
 	return out
 }
 
-// ACMEPlugins lists the challenge plugins; PVE always includes the
-// built-in "standalone" one.
-//
-//pve:operation GET /cluster/acme/plugins
-func (c *Client) ACMEPlugins(ctx context.Context) ([]ACMEPlugin, error) {
-	var w []acmePluginWire
-	if err := c.Get(ctx, "/cluster/acme/plugins", nil, &w); err != nil {
-		return nil, err
-	}
-	out := make([]ACMEPlugin, 0, len(w))
-	for _, x := range w {
-		out = append(out, x.plugin())
-	}
-	return out, nil
-}
-
 func acmePluginPath(id string) string { return "/cluster/acme/plugins/" + PathEscape(id) }
 
 // ACMEPlugin reads one plugin; a missing one is ErrNotFound (PVE says "not

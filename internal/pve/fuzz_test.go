@@ -337,7 +337,6 @@ func FuzzClientReads(f *testing.F) {
 	reads := []func(context.Context) error{
 		func(ctx context.Context) error { _, err := c.ACMEAccounts(ctx); return err },
 		func(ctx context.Context) error { _, err := c.ACMEAccount(ctx, "default"); return err },
-		func(ctx context.Context) error { _, err := c.ACMEPlugins(ctx); return err },
 		func(ctx context.Context) error { _, err := c.ACMEPlugin(ctx, "p"); return err },
 		func(ctx context.Context) error { _, err := c.APTRepositories(ctx, "n"); return err },
 		func(ctx context.Context) error { _, err := c.CephConfigRaw(ctx, "n"); return err },
