@@ -31,16 +31,17 @@ go test -count=1 -timeout 45m ${GOTESTFLAGS:-} ./...
 
 # The acceptance tests once more against the oldest PVE release pvesim simulates: a
 # representative subset, not the whole matrix again. Whole packages where pvesim's answers
-# differ by release and the tests branch on it (APT repositories, HA groups vs rules, storage,
-# ACME, cluster create/join, cluster options); elsewhere each resource's reference,
-# lifecycle, hand-built adoption and data-source tests, which cross most of its API.
-pve84_packages="./internal/service/apt/ ./internal/service/ha/ ./internal/service/storage/ ./internal/service/certificate/ ./internal/service/cluster/ ./internal/service/clusteroptions/"
-pve84_sample='^TestAcc[A-Za-z]*_(reference|referenceLab|lifecycle|adoptHandBuilt|everyAttribute[A-Za-z]*)$|^TestAcc[A-Za-z]*DataSources?$'
-echo "test.sh: PVESIM_RELEASE=8.4: $pve84_packages; the sample -run '$pve84_sample' of ceph, network, node, qemu"
+# differ by release and the tests branch on it (APT repositories, HA groups vs rules, cluster
+# create/join, cluster options); elsewhere each resource's reference, lifecycle, hand-built
+# adoption and data-source tests, which cross most of its API, and every storage type.
+pve84_packages="./internal/service/apt/ ./internal/service/ha/ ./internal/service/cluster/ ./internal/service/clusteroptions/"
+pve84_sampled="./internal/service/ceph/ ./internal/service/certificate/ ./internal/service/network/ ./internal/service/node/ ./internal/service/qemu/ ./internal/service/storage/"
+pve84_sample='^TestAcc[A-Za-z]*_(reference|referenceLab|lifecycle|adoptHandBuilt|everyAttribute[A-Za-z]*|everyType|refusedAtPlan)$|^TestAcc[A-Za-z]*DataSources?$'
+echo "test.sh: PVESIM_RELEASE=8.4: $pve84_packages; the sample -run '$pve84_sample' of $pve84_sampled"
 # shellcheck disable=SC2086
 PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run TestAcc ${GOTESTFLAGS:-} $pve84_packages
 # shellcheck disable=SC2086
-PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run "$pve84_sample" ${GOTESTFLAGS:-} ./internal/service/ceph/ ./internal/service/network/ ./internal/service/node/ ./internal/service/qemu/
+PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run "$pve84_sample" ${GOTESTFLAGS:-} $pve84_sampled
 
 # OpenTofu, when the run above used Terraform: the reference lab through make lab (from the
 # installer's state to an empty second plan) and the same sample of acceptance tests, with
