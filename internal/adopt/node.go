@@ -539,7 +539,7 @@ func (a *nodeAdoption) tuned(ctx context.Context, nodeName string) error {
 // pve_node_nic_ring installs; rings set by hand and not kept are listed:
 // adopting them would install that unit, a change.
 func (a *nodeAdoption) rings(ctx context.Context, nodeName string) error {
-	nl, err := a.r.api.ListNetwork(ctx, nodeName)
+	nl, err := a.r.api.Network(ctx, nodeName)
 	if err != nil {
 		return fmt.Errorf("list the interfaces of %s (GET /nodes/%s/network): %w", nodeName, nodeName, err)
 	}

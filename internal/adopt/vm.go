@@ -36,7 +36,7 @@ func adoptVMs(ctx context.Context, r *run) error {
 			r.skip(label, "no resource for containers: the provider manages QEMU VMs only; the container stays as it is.")
 			continue
 		}
-		cfg, err := r.api.GetVMConfig(ctx, g.Node, g.VMID, false)
+		cfg, err := r.api.VMConfig(ctx, g.Node, g.VMID, false)
 		if errors.Is(err, pve.ErrNotFound) {
 			// Migrated since the list (HA, another admin): read it where
 			// it is now; destroyed: nothing to adopt.
@@ -44,7 +44,7 @@ func adoptVMs(ctx context.Context, r *run) error {
 				continue
 			}
 			if err == nil {
-				cfg, err = r.api.GetVMConfig(ctx, g.Node, g.VMID, false)
+				cfg, err = r.api.VMConfig(ctx, g.Node, g.VMID, false)
 			}
 		}
 		if err != nil {

@@ -143,7 +143,7 @@ func (pd *ProviderData) PlanNodeNetwork(ctx context.Context, node string) (*pve.
 		if err != nil {
 			return nil, err
 		}
-		return c.ListNetwork(ctx, node)
+		return c.Network(ctx, node)
 	})
 }
 

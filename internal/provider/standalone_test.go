@@ -60,7 +60,7 @@ resource "pve_node_network" "on_b" {
 }
 `, b.Name),
 			Check: func(*terraform.State) error {
-				list, err := bClient.ListNetwork(context.Background(), b.Name)
+				list, err := bClient.Network(context.Background(), b.Name)
 				if err != nil {
 					return err
 				}

@@ -118,11 +118,11 @@ func networkPath(node string) string { return "/nodes/" + PathEscape(node) + "/n
 
 func ifacePath(node, iface string) string { return networkPath(node) + "/" + PathEscape(iface) }
 
-// ListNetwork reads all interfaces of a node (staged view) and the pending
+// Network reads all interfaces of a node (staged view) and the pending
 // diff in one request.
 //
 //pve:operation GET /nodes/{node}/network
-func (c *Client) ListNetwork(ctx context.Context, node string) (*NetworkList, error) {
+func (c *Client) Network(ctx context.Context, node string) (*NetworkList, error) {
 	data, extras, err := c.GetRaw(ctx, networkPath(node), nil)
 	if err != nil {
 		return nil, err
@@ -146,11 +146,11 @@ func (c *Client) ListNetwork(ctx context.Context, node string) (*NetworkList, er
 	return out, nil
 }
 
-// GetNetworkInterface reads one interface. A missing interface is a 400
+// NetworkInterface reads one interface. A missing interface is a 400
 // {"iface":"interface does not exist"}, which IsNotFound recognises.
 //
 //pve:operation GET /nodes/{node}/network/{iface}
-func (c *Client) GetNetworkInterface(ctx context.Context, node, iface string) (*NetworkInterface, error) {
+func (c *Client) NetworkInterface(ctx context.Context, node, iface string) (*NetworkInterface, error) {
 	var w networkWire
 	if err := c.Get(ctx, ifacePath(node, iface), nil, &w); err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func BenchmarkListNetwork(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		list, err := c.ListNetwork(ctx, "z2g4a")
+		list, err := c.Network(ctx, "z2g4a")
 		if err != nil || len(list.Interfaces) != 64 {
 			b.Fatalf("%v, %d interfaces", err, len(list.Interfaces))
 		}

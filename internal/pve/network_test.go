@@ -139,7 +139,7 @@ const mixedNetworkPayload = `{"data":[{"iface":"bond0","type":"bond","slaves":"b
 
 func TestListNetworkLenientDecoding(t *testing.T) {
 	c, got := recordingServer(t, mixedNetworkPayload)
-	l, err := c.ListNetwork(context.Background(), "pve1")
+	l, err := c.Network(context.Background(), "pve1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,14 +172,14 @@ func TestGetNetworkInterface(t *testing.T) {
 		writeJSON(w, 400, `{"data":null,"message":"Parameter verification failed.\n","errors":{"iface":"interface does not exist"}}`)
 	}))
 	c := clientFor(t, ts, Config{})
-	ni, err := c.GetNetworkInterface(context.Background(), "pve1", "vmbr0")
+	ni, err := c.NetworkInterface(context.Background(), "pve1", "vmbr0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ni.Iface != "vmbr0" || !reflect.DeepEqual(ni.BridgePorts, []string{"eno1", "eno2"}) || !ni.Autostart || ni.MTU != 1500 || !ni.Exists {
 		t.Errorf("interface = %+v", ni)
 	}
-	_, err = c.GetNetworkInterface(context.Background(), "pve1", "vmbr7")
+	_, err = c.NetworkInterface(context.Background(), "pve1", "vmbr7")
 	if !IsNotFound(err) {
 		t.Errorf("missing interface: err = %v, want not found", err)
 	}

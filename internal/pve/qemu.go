@@ -119,12 +119,12 @@ func decodeConfig(wire map[string]flexString) *VMConfig {
 	return c
 }
 
-// GetVMConfig reads a VM's config; current=false includes pending changes
+// VMConfig reads a VM's config; current=false includes pending changes
 // (what the VM will run after a restart), current=true only what applies
 // now. A VM that does not exist on node is ErrNotFound.
 //
 //pve:operation GET /nodes/{node}/qemu/{vmid}/config
-func (c *Client) GetVMConfig(ctx context.Context, node string, vmid int64, current bool) (*VMConfig, error) {
+func (c *Client) VMConfig(ctx context.Context, node string, vmid int64, current bool) (*VMConfig, error) {
 	p := Params{}
 	if current {
 		p.SetBool("current", true)
@@ -150,10 +150,10 @@ type VMPendingItem struct {
 // IsPending reports a change waiting for a restart.
 func (i VMPendingItem) IsPending() bool { return i.HasPending || i.Delete > 0 }
 
-// GetVMPending lists the VM's config keys with their pending changes.
+// VMPending lists the VM's config keys with their pending changes.
 //
 //pve:operation GET /nodes/{node}/qemu/{vmid}/pending
-func (c *Client) GetVMPending(ctx context.Context, node string, vmid int64) ([]VMPendingItem, error) {
+func (c *Client) VMPending(ctx context.Context, node string, vmid int64) ([]VMPendingItem, error) {
 	var wire []struct {
 		Key     flexString  `json:"key"`
 		Value   *flexString `json:"value"`
@@ -389,10 +389,10 @@ type VMStatus struct {
 // Running reports a running VM.
 func (s *VMStatus) Running() bool { return s.Status == "running" }
 
-// GetVMStatus reads the VM's power state.
+// VMStatus reads the VM's power state.
 //
 //pve:operation GET /nodes/{node}/qemu/{vmid}/status/current
-func (c *Client) GetVMStatus(ctx context.Context, node string, vmid int64) (*VMStatus, error) {
+func (c *Client) VMStatus(ctx context.Context, node string, vmid int64) (*VMStatus, error) {
 	var w struct {
 		Status    flexString `json:"status"`
 		QMPStatus flexString `json:"qmpstatus"`
@@ -530,10 +530,10 @@ type VMListEntry struct {
 	Tags   string
 }
 
-// ListVMs lists the VMs whose config lives on node.
+// VMs lists the VMs whose config lives on node.
 //
 //pve:operation GET /nodes/{node}/qemu
-func (c *Client) ListVMs(ctx context.Context, node string) ([]VMListEntry, error) {
+func (c *Client) VMs(ctx context.Context, node string) ([]VMListEntry, error) {
 	var wire []struct {
 		VMID   flexInt    `json:"vmid"`
 		Name   flexString `json:"name"`

@@ -108,10 +108,10 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 	if _, err := c.FindVM(ctx, 555); !IsNotFound(err) {
 		t.Fatalf("FindVM of a missing VM: %v", err)
 	}
-	if _, err := c.GetVMConfig(ctx, "z2g4b", 100, false); !IsNotFound(err) {
+	if _, err := c.VMConfig(ctx, "z2g4b", 100, false); !IsNotFound(err) {
 		t.Fatalf("config on the wrong node should be not found: %v", err)
 	}
-	cfg, err := c.GetVMConfig(ctx, "z2g4a", 100, false)
+	cfg, err := c.VMConfig(ctx, "z2g4a", 100, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +139,14 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.StartVM(ctx, "z2g4a", 100) }); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := c.GetVMStatus(ctx, "z2g4a", 100); err != nil || !st.Running() || st.MaxMem != 8192<<20 || st.CPUs != 4 {
+	if st, err := c.VMStatus(ctx, "z2g4a", 100); err != nil || !st.Running() || st.MaxMem != 8192<<20 || st.CPUs != 4 {
 		t.Fatalf("status %+v %v", st, err)
 	}
 	upid, err := c.UpdateVMConfig(ctx, "z2g4a", 100, VMConfigUpdate{Set: Params{"scsi0": scsi0.With("cache", "none").String()}, Delete: []string{"numa"}})
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatal(err)
 	}
-	items, err := c.GetVMPending(ctx, "z2g4a", 100)
+	items, err := c.VMPending(ctx, "z2g4a", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,21 +154,21 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 		t.Fatalf("pending %v", got)
 	}
 	// One pending read serves as the config read: the same values and digest.
-	full, err := c.GetVMConfig(ctx, "z2g4a", 100, false)
+	full, err := c.VMConfig(ctx, "z2g4a", 100, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if eff := EffectiveConfig(items); !reflect.DeepEqual(eff, full) {
 		t.Fatalf("config rebuilt from pending\n%+v\nGET config\n%+v", eff, full)
 	}
-	cur, _ := c.GetVMConfig(ctx, "z2g4a", 100, true)
+	cur, _ := c.VMConfig(ctx, "z2g4a", 100, true)
 	if cur.Drives()["scsi0"].Options["cache"] != "writeback" {
 		t.Fatalf("current cache %v", cur.Values["scsi0"])
 	}
 	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.RebootVM(ctx, "z2g4a", 100) }); err != nil {
 		t.Fatal(err)
 	}
-	cur, _ = c.GetVMConfig(ctx, "z2g4a", 100, true)
+	cur, _ = c.VMConfig(ctx, "z2g4a", 100, true)
 	if cur.Drives()["scsi0"].Options["cache"] != "none" {
 		t.Fatalf("reboot did not apply the pending cache: %v", cur.Values["scsi0"])
 	}
@@ -190,7 +190,7 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 	if err := c.UnlinkVMDisks(ctx, "z2g4a", 100, []string{"scsi1"}, false); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ = c.GetVMConfig(ctx, "z2g4a", 100, true)
+	cfg, _ = c.VMConfig(ctx, "z2g4a", 100, true)
 	if u := cfg.Unused(); u["unused0"] != "local-lvm:vm-100-disk-1" || cfg.Values["scsi1"] != "" {
 		t.Fatalf("unlink without force should keep the volume as unused0: %v", cfg.Values)
 	}
@@ -204,7 +204,7 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 	if node, err := c.FindVM(ctx, 100); err != nil || node != "z2g4b" {
 		t.Fatalf("after migrate: %q %v", node, err)
 	}
-	if vms, err := c.ListVMs(ctx, "z2g4b"); err != nil || len(vms) != 1 || vms[0].Status != "running" {
+	if vms, err := c.VMs(ctx, "z2g4b"); err != nil || len(vms) != 1 || vms[0].Status != "running" {
 		t.Fatalf("list %+v %v", vms, err)
 	}
 	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.StopVM(ctx, "z2g4b", 100) }); err != nil {
@@ -213,7 +213,7 @@ func TestVMLifecycleAgainstSimulator(t *testing.T) {
 	if _, err := c.AwaitVMTask(ctx, func() (string, error) { return c.DeleteVM(ctx, "z2g4b", 100, true, true) }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetVMConfig(ctx, "z2g4b", 100, false); !IsNotFound(err) {
+	if _, err := c.VMConfig(ctx, "z2g4b", 100, false); !IsNotFound(err) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
@@ -254,7 +254,7 @@ func TestAwaitVMTaskRetriesConfigLockTimeouts(t *testing.T) {
 	if posts <= n {
 		t.Errorf("%d config POSTs for %d disks: no task hit the lock timeout, so the retry is untested", posts, n)
 	}
-	cfg, err := c.GetVMConfig(ctx, "z2g4a", 100, false)
+	cfg, err := c.VMConfig(ctx, "z2g4a", 100, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func listNetwork(ctx context.Context, pd *framework.ProviderData, node string) (
 		if err != nil {
 			return nil, err
 		}
-		return c.ListNetwork(ctx, node)
+		return c.Network(ctx, node)
 	})
 }
 
@@ -90,7 +90,7 @@ func applyNetworkChange(ctx context.Context, pd *framework.ProviderData, node st
 		return nil, err
 	}
 
-	current, err := c.ListNetwork(ctx, node)
+	current, err := c.Network(ctx, node)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (e *ReloadFailedError) Unwrap() error { return e.Err }
 func reloadFailed(ctx context.Context, c *pve.Client, node string, taskErr error) error {
 	dctx, cancel := detached(ctx)
 	defer cancel()
-	list, err := c.ListNetwork(dctx, node)
+	list, err := c.Network(dctx, node)
 	if err == nil && strings.TrimSpace(list.Changes) == "" {
 		return &ReloadFailedError{Node: node, ConfigInPlace: true, Err: taskErr}
 	}
@@ -180,7 +180,7 @@ func reloadFailed(ctx context.Context, c *pve.Client, node string, taskErr error
 func reloadRan(ctx context.Context, c *pve.Client, node, upid string, cause error) error {
 	dctx, cancel := detached(ctx)
 	defer cancel()
-	list, err := c.ListNetwork(dctx, node)
+	list, err := c.Network(dctx, node)
 	if err != nil {
 		return fmt.Errorf("the network reload request on node %s got no answer (%w), and whether it ran cannot be read: %w", node, cause, err)
 	}

@@ -323,7 +323,7 @@ func TestAccNodeNetworkConfig_refusedStepRevertsOwnStaging(t *testing.T) {
 		Config:      e.Config(referenceLabConfig(node, 10, "")),
 		ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*staging step "create bond0".*was refused`),
 	}}, CheckDestroy: func(*terraform.State) error {
-		list, err := e.Client.ListNetwork(context.Background(), node)
+		list, err := e.Client.Network(context.Background(), node)
 		if err != nil {
 			return err
 		}
@@ -361,7 +361,7 @@ func TestAccNodeNetworkConfig_lostStepAnswerReverts(t *testing.T) {
 		Config:      e.Config(referenceLabConfig(node, 10, "")),
 		ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*staging step "create bond0".*got no answer`),
 	}}, CheckDestroy: func(*terraform.State) error {
-		list, err := e.Client.ListNetwork(context.Background(), node)
+		list, err := e.Client.Network(context.Background(), node)
 		if err != nil {
 			return err
 		}

@@ -208,7 +208,7 @@ func foreignPendingChangeCase(t *testing.T, e *acctest.Env, node, config, unable
 			ExpectError: regexp.MustCompile(`(?s)` + regexp.QuoteMeta(unable) + `.*pending network changes that were not\s+made by Terraform.*vmbr77`),
 		}},
 		CheckDestroy: func(*terraform.State) error {
-			list, err := e.Client.ListNetwork(context.Background(), node)
+			list, err := e.Client.Network(context.Background(), node)
 			if err != nil {
 				return err
 			}
@@ -252,7 +252,7 @@ resource "pve_node_network" "test" {
 			},
 			{
 				PreConfig: func() {
-					list, err := e.Client.ListNetwork(context.Background(), node)
+					list, err := e.Client.Network(context.Background(), node)
 					if err != nil {
 						t.Fatal(err)
 					}

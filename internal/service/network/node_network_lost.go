@@ -20,7 +20,7 @@ func createInterface(ctx context.Context, c *pve.Client, node, iface string, req
 	return c.WriteVerified(ctx, "create network interface "+iface+" on node "+node,
 		func() error { return c.CreateNetworkInterface(ctx, node, iface, req) },
 		func() (bool, error) {
-			in, err := c.GetNetworkInterface(ctx, node, iface)
+			in, err := c.NetworkInterface(ctx, node, iface)
 			if pve.IsNotFound(err) {
 				return false, nil
 			}
@@ -51,7 +51,7 @@ func deleteInterface(ctx context.Context, c *pve.Client, node, iface, typ string
 	return c.WriteVerified(ctx, "delete network interface "+iface+" on node "+node,
 		func() error { return c.DeleteNetworkInterface(ctx, node, iface) },
 		func() (bool, error) {
-			_, err := c.GetNetworkInterface(ctx, node, iface)
+			_, err := c.NetworkInterface(ctx, node, iface)
 			if pve.IsNotFound(err) {
 				return true, nil
 			}

@@ -64,7 +64,7 @@ func effective(e *acctest.Env, from int, method, path string, param, value strin
 }
 
 func nothingStaged(e *acctest.Env, node string) error {
-	list, err := e.Client.ListNetwork(context.Background(), node)
+	list, err := e.Client.Network(context.Background(), node)
 	if err != nil {
 		return err
 	}

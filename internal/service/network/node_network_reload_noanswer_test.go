@@ -35,7 +35,7 @@ func TestAccNodeNetworkRollback_reloadWithoutAnswerNotReportedApplied(t *testing
 			{
 				PreConfig: func() {
 					e.Sim.ClearFaults()
-					list, err := e.Client.ListNetwork(t.Context(), node)
+					list, err := e.Client.Network(t.Context(), node)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -38,7 +38,7 @@ func applyOutOfBand(t *testing.T, e *acctest.Env, node string, stage func(contex
 // what Terraform stored.
 func checkOnNode(e *acctest.Env, node, iface string, check func(*pve.NetworkInterface) error) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		list, err := e.Client.ListNetwork(context.Background(), node)
+		list, err := e.Client.Network(context.Background(), node)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func checkOnNode(e *acctest.Env, node, iface string, check func(*pve.NetworkInte
 
 func checkGoneFromNode(e *acctest.Env, node, iface string) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		list, err := e.Client.ListNetwork(context.Background(), node)
+		list, err := e.Client.Network(context.Background(), node)
 		if err != nil {
 			return err
 		}

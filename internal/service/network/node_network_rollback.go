@@ -559,7 +559,7 @@ func (g *managementGuard) probeTimeout() time.Duration {
 // opt-out) and returns the guard the reload must go through; nil when the
 // change does not touch the management path.
 func guardManagementChange(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, before []pve.NetworkInterface, opts networkApplyOptions) (*managementGuard, error) {
-	staged, err := c.ListNetwork(ctx, node)
+	staged, err := c.Network(ctx, node)
 	if err != nil {
 		return nil, fmt.Errorf("read the staged network configuration of node %s: %w", node, err)
 	}
@@ -806,7 +806,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 func (g *managementGuard) notStarted(ctx context.Context, cause error) error {
 	dctx, cancel := detached(ctx)
 	defer cancel()
-	list, err := g.c.ListNetwork(dctx, g.node)
+	list, err := g.c.Network(dctx, g.node)
 	if err != nil {
 		return fmt.Errorf("the network reload request on node %s got no answer (%w), and whether it ran cannot be read: %w", g.node, cause, err)
 	}
@@ -869,7 +869,7 @@ func (g *managementGuard) probe(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, g.probeTimeout())
 	defer cancel()
 	g.c.CloseIdleConnections()
-	if _, err := g.c.ListNetwork(pctx, g.node); err != nil {
+	if _, err := g.c.Network(pctx, g.node); err != nil {
 		return fmt.Errorf("API: %w", err)
 	}
 	if g.pd.NodeExec == nil {

@@ -84,7 +84,7 @@ func TestAccNodeNetworkConfig_cutoverWithoutSSH(t *testing.T) {
 			{
 				PreConfig: func() {
 					// The refused plan staged nothing: the installer's vmbr0 is live and nothing is pending.
-					list, err := e.Client.ListNetwork(t.Context(), node)
+					list, err := e.Client.Network(t.Context(), node)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -35,7 +35,7 @@ resource "pve_node_network" "test" {
 `, node))
 			e.Run(t, e.TaskFaultCase("task srvreload="+action+":1x", config, regexp.MustCompile(`Unable to Create network interface`),
 				func(*terraform.State) error {
-					list, err := e.Client.ListNetwork(context.Background(), node)
+					list, err := e.Client.Network(context.Background(), node)
 					if err != nil {
 						return err
 					}

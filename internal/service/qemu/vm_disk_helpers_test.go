@@ -96,7 +96,7 @@ func createVM(t *testing.T, e *acctest.Env, node string, vmid int64, running boo
 		if n, err := c.FindVM(ctx, vmid); err == nil {
 			node = n // migrated by the test
 		}
-		if st, err := c.GetVMStatus(ctx, node, vmid); err == nil && st.Running() {
+		if st, err := c.VMStatus(ctx, node, vmid); err == nil && st.Running() {
 			upid, err := c.StopVM(ctx, node, vmid)
 			_, _ = c.Await(ctx, upid, err)
 		}
@@ -119,7 +119,7 @@ func startVM(t *testing.T, e *acctest.Env, node string, vmid int64) {
 
 // vmConfig reads the VM's config from PVE (current = without pending).
 func vmConfig(e *acctest.Env, node string, vmid int64, current bool) (*pve.VMConfig, error) {
-	return e.Client.GetVMConfig(context.Background(), node, vmid, current)
+	return e.Client.VMConfig(context.Background(), node, vmid, current)
 }
 
 // checkDrive asserts the drive PVE has at slot (current config).

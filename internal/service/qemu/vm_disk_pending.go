@@ -29,7 +29,7 @@ func (r *vmDiskResource) warnPendingAtPlan(ctx context.Context, state, plan *vmD
 	if err != nil {
 		return
 	}
-	if st, err := c.GetVMStatus(ctx, node, vmid); err != nil || !st.Running() {
+	if st, err := c.VMStatus(ctx, node, vmid); err != nil || !st.Running() {
 		return // a stopped VM applies them when it starts
 	}
 	diags.AddAttributeWarning(path.Root("pending"), fmt.Sprintf("Disk changes of VM %d %s wait for a VM restart", vmid, slot),

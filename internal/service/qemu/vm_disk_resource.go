@@ -252,7 +252,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	// (A stopped VM applies them when it starts; nothing to plan.)
 	if !plan.RebootIfNeeded.IsUnknown() && plan.RebootIfNeeded.ValueBool() && len(state.Pending.Elements()) > 0 && r.PD != nil {
 		if c, node, err := r.vmClient(ctx, state.VMID.ValueInt64(), false); err == nil {
-			if st, err := c.GetVMStatus(ctx, node, state.VMID.ValueInt64()); err == nil && st.Running() {
+			if st, err := c.VMStatus(ctx, node, state.VMID.ValueInt64()); err == nil && st.Running() {
 				resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending"), types.ListValueMust(types.StringType, nil))...)
 			}
 		}
@@ -386,7 +386,7 @@ func (r *vmDiskResource) finish(ctx context.Context, at *vmAt, action string, pl
 	}
 	if p := s.Pending(); len(p) > 0 {
 		running := false
-		if st, err := at.c.GetVMStatus(ctx, at.node, vmid); err == nil {
+		if st, err := at.c.VMStatus(ctx, at.node, vmid); err == nil {
 			running = st.Running()
 		}
 		if !running {
@@ -652,7 +652,7 @@ func (r *vmDiskResource) settlePending(ctx context.Context, at *vmAt, slot strin
 	if len(p) == 0 {
 		return s, nil
 	}
-	status, err := at.c.GetVMStatus(ctx, at.node, vmid)
+	status, err := at.c.VMStatus(ctx, at.node, vmid)
 	if err != nil {
 		return nil, err
 	}
@@ -702,12 +702,12 @@ func (r *vmDiskResource) changeSlot(ctx context.Context, at *vmAt, slot, newSlot
 				"changing the slot.", slot, vmid, strings.Join(s.Pending(), ", ")))
 		return false
 	}
-	status, err := at.c.GetVMStatus(ctx, at.node, vmid)
+	status, err := at.c.VMStatus(ctx, at.node, vmid)
 	if err != nil {
 		framework.AddUnable(diags, "Update", "VM disk", id, err)
 		return false
 	}
-	conf, err := at.c.GetVMConfig(ctx, at.node, vmid, false)
+	conf, err := at.c.VMConfig(ctx, at.node, vmid, false)
 	if err != nil {
 		framework.AddUnable(diags, "Update", "VM disk", id, err)
 		return false
@@ -800,7 +800,7 @@ func (r *vmDiskResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if del {
 		return
 	}
-	conf, err := at.c.GetVMConfig(ctx, at.node, vmid, true)
+	conf, err := at.c.VMConfig(ctx, at.node, vmid, true)
 	if err != nil {
 		return
 	}

@@ -172,7 +172,7 @@ func TestAccVMDisk_reference(t *testing.T) {
 				checkPendingDrive(e, node, vmid, "scsi1", "", ""),
 				checkVolumes(e, node, vmid, map[string][]string{"ceph": {rbd + "=48G"}}),
 				func(*terraform.State) error {
-					st, err := e.Client.GetVMStatus(context.Background(), node, vmid)
+					st, err := e.Client.VMStatus(context.Background(), node, vmid)
 					if err != nil {
 						return fmt.Errorf("VM status after the reboot: %w", err)
 					}
@@ -243,7 +243,7 @@ func checkSlotGone(e *acctest.Env, node string, vmid int64, slot string) func(*t
 // ("" key: nothing pending for the slot).
 func checkPendingDrive(e *acctest.Env, node string, vmid int64, slot, key, want string) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		items, err := e.Client.GetVMPending(context.Background(), node, vmid)
+		items, err := e.Client.VMPending(context.Background(), node, vmid)
 		if err != nil {
 			return err
 		}
@@ -381,7 +381,7 @@ func TestAccVMDisk_everyAttributeInPlace(t *testing.T) {
 		resource.TestStep{
 			PreConfig: func() {
 				c := e.RootClient(t)
-				conf, err := c.GetVMConfig(context.Background(), node, vmid, false)
+				conf, err := c.VMConfig(context.Background(), node, vmid, false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -645,7 +645,7 @@ func TestAccVMDisk_runningVM(t *testing.T) {
 				c := e.RootClient(t)
 				ctx := context.Background()
 				set := func(cache string) {
-					conf, err := c.GetVMConfig(ctx, other, vmid, false)
+					conf, err := c.VMConfig(ctx, other, vmid, false)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -46,7 +46,7 @@ func forgetVM(pd *framework.ProviderData, vmid int64) { pd.Reads.Invalidate(know
 // freshPending is GET pending of vmid on node, remembered for the VM's
 // next write.
 func freshPending(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64) ([]pve.VMPendingItem, error) {
-	items, err := c.GetVMPending(ctx, node, vmid)
+	items, err := c.VMPending(ctx, node, vmid)
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func vmConfigAtPlan(ctx context.Context, pd *framework.ProviderData, vmid int64,
 	if err != nil {
 		return nil
 	}
-	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	cfg, err := c.VMConfig(ctx, node, vmid, false)
 	if err != nil {
 		if n, ferr := pd.Client.FindVM(ctx, vmid); ferr == nil && n != node {
 			return vmConfigAtPlan(ctx, pd, vmid, n)
@@ -150,14 +150,14 @@ func bootOfRunningVM(ctx context.Context, pd *framework.ProviderData, vmid int64
 	if err != nil {
 		return false
 	}
-	st, err := c.GetVMStatus(ctx, node, vmid)
+	st, err := c.VMStatus(ctx, node, vmid)
 	if err != nil || !st.Running() {
 		return false
 	}
 	// The running order, or the one a restart applies (a disk added to
 	// the boot order while the VM runs waits in [PENDING]).
 	for _, current := range []bool{true, false} {
-		if cfg, err := c.GetVMConfig(ctx, node, vmid, current); err == nil {
+		if cfg, err := c.VMConfig(ctx, node, vmid, current); err == nil {
 			if boot, _ := cfg.Get("boot"); inBootOrder(boot, slot) {
 				return true
 			}

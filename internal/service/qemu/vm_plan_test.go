@@ -131,7 +131,7 @@ func TestAccVMPlan_detachRunningBootDiskRefused(t *testing.T) {
 		{
 			Config: vmWithBootDisk(e, n0, "  delete_on_destroy = true\n", false),
 			Check: func(*terraform.State) error {
-				st, err := e.Client.GetVMStatus(context.Background(), n0, 100)
+				st, err := e.Client.VMStatus(context.Background(), n0, 100)
 				if err != nil || !st.Running() {
 					return fmt.Errorf("VM 100 not running (%w)", err)
 				}

@@ -21,7 +21,7 @@ import (
 // node does not have it.
 func listedVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64, fresh bool) (pve.VMListEntry, bool, error) {
 	list, err := framework.SharedRead(ctx, pd, fresh, "qemu/vms/"+node, func(ctx context.Context) ([]pve.VMListEntry, error) {
-		return c.ListVMs(ctx, node)
+		return c.VMs(ctx, node)
 	})
 	if err != nil {
 		return pve.VMListEntry{}, false, err
@@ -37,7 +37,7 @@ func listedVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, no
 // sharedPending is the VM's GET pending, shared by its resources.
 func sharedPending(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, vmid int64, fresh bool) ([]pve.VMPendingItem, error) {
 	return framework.SharedRead(ctx, pd, fresh, fmt.Sprintf("qemu/pending/%s/%d", node, vmid), func(ctx context.Context) ([]pve.VMPendingItem, error) {
-		return c.GetVMPending(ctx, node, vmid)
+		return c.VMPending(ctx, node, vmid)
 	})
 }
 
@@ -82,7 +82,7 @@ func readVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node
 	if !ok {
 		// PVE's own answer for a VM the node does not have, which
 		// onVMNode knows to follow.
-		if _, err := c.GetVMStatus(ctx, node, vmid); err != nil {
+		if _, err := c.VMStatus(ctx, node, vmid); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("VM %d is not in node %s's VM list: %w", vmid, node, pve.ErrNotFound)
@@ -93,7 +93,7 @@ func readVM(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node
 	}
 	status := &pve.VMStatus{Status: entry.Status, Name: entry.Name, Lock: entry.Lock, Tags: entry.Tags}
 	if prior != nil && !keepNode && prior.Node.ValueString() != node {
-		if status, err = c.GetVMStatus(ctx, node, vmid); err != nil {
+		if status, err = c.VMStatus(ctx, node, vmid); err != nil {
 			return nil, err
 		}
 	}

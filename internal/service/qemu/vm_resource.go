@@ -524,7 +524,7 @@ func powerReachedAfterFailure(ctx context.Context, c *pve.Client, node string, v
 	if !framework.FailedTask(err) {
 		return false
 	}
-	st, serr := c.GetVMStatus(ctx, node, vmid)
+	st, serr := c.VMStatus(ctx, node, vmid)
 	if serr != nil || st.Running() != run {
 		return false
 	}
@@ -629,7 +629,7 @@ func notThisCreate(err error, node string, vmid int64, other string, lerr error)
 
 // vmLock returns the VM's config lock and whether the config exists.
 func vmLock(ctx context.Context, c *pve.Client, node string, vmid int64) (string, bool) {
-	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	cfg, err := c.VMConfig(ctx, node, vmid, false)
 	if err != nil {
 		return "", false
 	}
@@ -735,7 +735,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 func (r *vmResource) locate(ctx context.Context, vmid int64, known string, settle bool) (string, error) {
 	if known != "" {
 		if c, err := r.PD.NodeClient(ctx, known); err == nil {
-			cfg, err := c.GetVMConfig(ctx, known, vmid, true)
+			cfg, err := c.VMConfig(ctx, known, vmid, true)
 			if err == nil && (!settle || cfg.Values["lock"] != "migrate") {
 				return known, nil
 			}
@@ -789,7 +789,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	// the same apply, before this update), and `node` stays as planned.
 	keepNode := plan.Node.Equal(state.Node) && state.haMoved()
 	if target != node && !keepNode {
-		st, err := c.GetVMStatus(ctx, node, vmid)
+		st, err := c.VMStatus(ctx, node, vmid)
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Migrate", "VM", vmLabel(vmid), err)
 			return
@@ -866,7 +866,7 @@ func (r *vmResource) migrate(ctx context.Context, c *pve.Client, node, target st
 // again, as after a lost answer.
 func writeVMConfig(ctx context.Context, c *pve.Client, node string, vmid int64, want desiredConfig, boot []string, bootSet bool) error {
 	for attempt := 0; ; attempt++ {
-		cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+		cfg, err := c.VMConfig(ctx, node, vmid, false)
 		if err != nil {
 			return err
 		}
@@ -895,7 +895,7 @@ func sortedParamKeys(p pve.Params) []string {
 
 // setPower starts or shuts the VM down unless it already is in that state.
 func setPower(ctx context.Context, c *pve.Client, node string, vmid int64, run bool) error {
-	st, err := c.GetVMStatus(ctx, node, vmid)
+	st, err := c.VMStatus(ctx, node, vmid)
 	if err != nil {
 		return err
 	}
@@ -946,7 +946,7 @@ func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, res
 // destroyVM refuses a protected VM and one that lists volumes without
 // destroyDisks, stops it and destroys it.
 func destroyVM(ctx context.Context, c *pve.Client, node string, vmid int64, destroyDisks bool) error {
-	cfg, err := c.GetVMConfig(ctx, node, vmid, false)
+	cfg, err := c.VMConfig(ctx, node, vmid, false)
 	if err != nil {
 		return err
 	}
@@ -968,7 +968,7 @@ func destroyVM(ctx context.Context, c *pve.Client, node string, vmid int64, dest
 
 // setPowerOff stops a running VM at once: it is about to be destroyed.
 func setPowerOff(ctx context.Context, c *pve.Client, node string, vmid int64) error {
-	st, err := c.GetVMStatus(ctx, node, vmid)
+	st, err := c.VMStatus(ctx, node, vmid)
 	if err != nil || !st.Running() {
 		return err
 	}

@@ -69,11 +69,11 @@ func checkVM(e *acctest.Env, f func(node string, cfg *pve.VMConfig, st *pve.VMSt
 		if err != nil {
 			return err
 		}
-		cfg, err := e.Client.GetVMConfig(ctx, node, 100, false)
+		cfg, err := e.Client.VMConfig(ctx, node, 100, false)
 		if err != nil {
 			return err
 		}
-		st, err := e.Client.GetVMStatus(ctx, node, 100)
+		st, err := e.Client.VMStatus(ctx, node, 100)
 		if err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func TestAccVM_reference(t *testing.T) {
 					resource.TestCheckResourceAttr(vmAddr, "pending_changes.#", "1"),
 					resource.TestCheckResourceAttr(vmAddr, "pending_changes.0", "cores"),
 					checkVM(e, func(_ string, cfg *pve.VMConfig, _ *pve.VMStatus) error {
-						cur, err := e.Client.GetVMConfig(context.Background(), n0, 100, true)
+						cur, err := e.Client.VMConfig(context.Background(), n0, 100, true)
 						if err != nil {
 							return err
 						}
@@ -188,7 +188,7 @@ func TestAccVM_reference(t *testing.T) {
 					resource.TestCheckResourceAttr(vmAddr, "status", "running"),
 					resource.TestCheckResourceAttr(vmAddr, "pending_changes.#", "0"),
 					checkVM(e, func(_ string, _ *pve.VMConfig, _ *pve.VMStatus) error {
-						cur, err := e.Client.GetVMConfig(context.Background(), n0, 100, true)
+						cur, err := e.Client.VMConfig(context.Background(), n0, 100, true)
 						if err != nil || cur.Values["cores"] != "6" {
 							return fmt.Errorf("cores after the start: %v %w", cur, err)
 						}

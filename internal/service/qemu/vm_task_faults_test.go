@@ -36,7 +36,7 @@ func checkOneVM(e *acctest.Env) resource.TestCheckFunc {
 		if err != nil {
 			return err
 		}
-		cfg, err := e.Client.GetVMConfig(ctx, node, 100, false)
+		cfg, err := e.Client.VMConfig(ctx, node, 100, false)
 		if err != nil {
 			return err
 		}
