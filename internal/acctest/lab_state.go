@@ -86,7 +86,7 @@ func orphanVolumes(ctx context.Context, c *pve.Client, nodes []string, guests []
 	seen := map[string]bool{}
 	var out []string
 	for _, node := range nodes {
-		stores, err := c.ListNodeStorage(ctx, node, pve.NodeStorageQuery{Enabled: true})
+		stores, err := c.NodeStorage(ctx, node, pve.NodeStorageQuery{Enabled: true})
 		if err != nil {
 			return nil, fmt.Errorf("list node %s's storage: %w", node, err)
 		}
@@ -94,7 +94,7 @@ func orphanVolumes(ctx context.Context, c *pve.Client, nodes []string, guests []
 			if !st.Active {
 				continue
 			}
-			vols, err := c.ListStorageContent(ctx, node, st.Storage, 0)
+			vols, err := c.StorageContent(ctx, node, st.Storage, 0)
 			if err != nil {
 				return nil, fmt.Errorf("list %s on %s: %w", st.Storage, node, err)
 			}
@@ -148,7 +148,7 @@ func (l *Lab) simObjects(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	out = append(out, orphans...)
-	st, err := c.ListStorage(ctx, "")
+	st, err := c.StorageConfigs(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("list storage: %w", err)
 	}

@@ -140,7 +140,7 @@ func adoptCephOSDs(ctx context.Context, r *run, node string) error {
 	sort.Strings(hosts)
 	classesDetected := true // every OSD has the class Ceph gives its kind of disk
 	for _, h := range hosts {
-		disks, err := r.api.ListDisks(ctx, h, false)
+		disks, err := r.api.Disks(ctx, h, false)
 		if err != nil {
 			return fmt.Errorf("list the disks of %s (GET /nodes/%s/disks/list): %w", h, h, err)
 		}

@@ -13,7 +13,7 @@ import (
 // are is what Read reports, so adopting them plans nothing, and a
 // configuration that leaves them out describes the cluster less).
 func adoptStorage(ctx context.Context, r *run) error {
-	list, err := r.api.ListStorage(ctx, "")
+	list, err := r.api.StorageConfigs(ctx, "")
 	if err != nil {
 		return fmt.Errorf("list the storages (GET /storage): %w", err)
 	}

@@ -114,7 +114,7 @@ func (pd *ProviderData) SharedHAResource(ctx context.Context, sid string) (*pve.
 // /storage/{storage} gives it), once per command until a write changes it.
 func (pd *ProviderData) Storages(ctx context.Context) ([]pve.StorageConfig, error) {
 	return CachedRead(ctx, pd.Reads, storageKey, func(ctx context.Context) ([]pve.StorageConfig, error) {
-		return pd.Client.ListStorage(ctx, "")
+		return pd.Client.StorageConfigs(ctx, "")
 	})
 }
 
@@ -148,5 +148,5 @@ func (pd *ProviderData) SharedStorage(ctx context.Context, c *pve.Client, id str
 			}
 		}
 	}
-	return c.GetStorage(ctx, id)
+	return c.StorageConfig(ctx, id)
 }

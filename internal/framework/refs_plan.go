@@ -35,5 +35,5 @@ func DisksCacheKey(node string) string { return SharedReadsPrefix + "disks/" + n
 // CachedDisks is node's disk list, a SharedRead: once per command, dropped
 // by every write.
 func CachedDisks(ctx context.Context, pd *ProviderData, c *pve.Client, node string) ([]pve.Disk, error) {
-	return CachedRead(ctx, pd.Reads, DisksCacheKey(node), func(ctx context.Context) ([]pve.Disk, error) { return c.ListDisks(ctx, node, false) })
+	return CachedRead(ctx, pd.Reads, DisksCacheKey(node), func(ctx context.Context) ([]pve.Disk, error) { return c.Disks(ctx, node, false) })
 }

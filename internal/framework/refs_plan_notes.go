@@ -156,7 +156,7 @@ const StorageCacheKey = storageKey
 func (pd *ProviderData) PlanStorages(ctx context.Context, id string) ([]pve.StorageConfig, *pve.StorageConfig, error) {
 	var hit *pve.StorageConfig
 	list, _, err := CachedLookup(ctx, pd.Reads, StorageCacheKey,
-		func(ctx context.Context) ([]pve.StorageConfig, error) { return pd.Client.ListStorage(ctx, "") },
+		func(ctx context.Context) ([]pve.StorageConfig, error) { return pd.Client.StorageConfigs(ctx, "") },
 		func(list []pve.StorageConfig) bool {
 			for i := range list {
 				if list[i].Storage == id {

@@ -88,7 +88,7 @@ func TestCephLifecycle(t *testing.T) {
 		t.Fatalf("values %v %v", vals, err)
 	}
 
-	disks, err := root.ListDisks(ctx, "z2g4b", false)
+	disks, err := root.Disks(ctx, "z2g4b", false)
 	if err != nil || len(disks) != 4 || diskAt(disks, "/dev/sda").Used != "BIOS boot" || diskAt(disks, "/dev/sdb").Model != "INTEL_SSDSC2BB480G4" ||
 		diskAt(disks, "/dev/sdb").Used != "" || diskAt(disks, "/dev/sdb").Wearout != 96 || diskAt(disks, "/dev/nvme0n1").Type != "nvme" {
 		t.Fatalf("disks %+v %v", disks, err)
@@ -125,7 +125,7 @@ func TestCephLifecycle(t *testing.T) {
 			t.Errorf("osd.%d: cluster metadata %+v, osddetails %+v", id, m, one)
 		}
 	}
-	if disks, _ := root.ListDisks(ctx, "z2g4a", false); diskAt(disks, "/dev/sdb").OSDID != 0 || diskAt(disks, "/dev/sdb").Used != "LVM" {
+	if disks, _ := root.Disks(ctx, "z2g4a", false); diskAt(disks, "/dev/sdb").OSDID != 0 || diskAt(disks, "/dev/sdb").Used != "LVM" {
 		t.Fatalf("sdb after OSD: %+v", diskAt(disks, "/dev/sdb"))
 	}
 

@@ -44,10 +44,10 @@ func (d Disk) HasOSD(id int64) bool {
 	return false
 }
 
-// ListDisks lists the node's disks; unusedOnly asks PVE for free disks only.
+// Disks lists the node's disks; unusedOnly asks PVE for free disks only.
 //
 //pve:operation GET /nodes/{node}/disks/list
-func (c *Client) ListDisks(ctx context.Context, node string, unusedOnly bool) ([]Disk, error) {
+func (c *Client) Disks(ctx context.Context, node string, unusedOnly bool) ([]Disk, error) {
 	p := Params{}
 	if unusedOnly {
 		p.Set("type", "unused")

@@ -63,10 +63,10 @@ func splitSorted(s string) []string {
 	return out
 }
 
-// ListStorage lists storage.cfg (only type typ unless "").
+// StorageConfigs lists storage.cfg (only type typ unless "").
 //
 //pve:operation GET /storage
-func (c *Client) ListStorage(ctx context.Context, typ string) ([]StorageConfig, error) {
+func (c *Client) StorageConfigs(ctx context.Context, typ string) ([]StorageConfig, error) {
 	p := Params{}
 	if typ != "" {
 		p.Set("type", typ)
@@ -87,10 +87,10 @@ func (c *Client) ListStorage(ctx context.Context, typ string) ([]StorageConfig, 
 	return out, nil
 }
 
-// GetStorage reads one storage; ErrNotFound when storage.cfg has no such id.
+// StorageConfig reads one storage; ErrNotFound when storage.cfg has no such id.
 //
 //pve:operation GET /storage/{storage}
-func (c *Client) GetStorage(ctx context.Context, id string) (*StorageConfig, error) {
+func (c *Client) StorageConfig(ctx context.Context, id string) (*StorageConfig, error) {
 	var wire map[string]json.RawMessage
 	if err := c.Get(ctx, "/storage/"+PathEscape(id), nil, &wire); err != nil {
 		return nil, err
@@ -167,19 +167,19 @@ func (w storageStatusWire) status() StorageStatus {
 	}
 }
 
-// NodeStorageQuery filters ListNodeStorage: storages holding one of
+// NodeStorageQuery filters NodeStorage: storages holding one of
 // Content (comma-separated), only enabled ones, or one storage.
 type NodeStorageQuery struct {
 	Content, Storage string
 	Enabled          bool
 }
 
-// ListNodeStorage lists the storages as node sees them: every storage of
+// NodeStorage lists the storages as node sees them: every storage of
 // storage.cfg, with enabled=false where it is disabled or not configured
 // for the node, and sizes where the node could activate it.
 //
 //pve:operation GET /nodes/{node}/storage
-func (c *Client) ListNodeStorage(ctx context.Context, node string, q NodeStorageQuery) ([]StorageStatus, error) {
+func (c *Client) NodeStorage(ctx context.Context, node string, q NodeStorageQuery) ([]StorageStatus, error) {
 	p := Params{}
 	if q.Content != "" {
 		p.Set("content", q.Content)
@@ -202,10 +202,10 @@ func (c *Client) ListNodeStorage(ctx context.Context, node string, q NodeStorage
 	return out, nil
 }
 
-// GetNodeStorageStatus is one storage's status on node.
+// NodeStorageStatus is one storage's status on node.
 //
 //pve:operation GET /nodes/{node}/storage/{storage}/status
-func (c *Client) GetNodeStorageStatus(ctx context.Context, node, id string) (*StorageStatus, error) {
+func (c *Client) NodeStorageStatus(ctx context.Context, node, id string) (*StorageStatus, error) {
 	var w storageStatusWire
 	if err := c.Get(ctx, "/nodes/"+PathEscape(node)+"/storage/"+PathEscape(id)+"/status", nil, &w); err != nil {
 		return nil, err
@@ -221,11 +221,11 @@ type StorageVolume struct {
 	Size, VMID             int64
 }
 
-// ListStorageContent lists the volumes on storage id seen from node (only
+// StorageContent lists the volumes on storage id seen from node (only
 // those of vmid when > 0).
 //
 //pve:operation GET /nodes/{node}/storage/{storage}/content
-func (c *Client) ListStorageContent(ctx context.Context, node, id string, vmid int64) ([]StorageVolume, error) {
+func (c *Client) StorageContent(ctx context.Context, node, id string, vmid int64) ([]StorageVolume, error) {
 	p := Params{}
 	if vmid > 0 {
 		p.SetInt("vmid", vmid)
@@ -266,10 +266,10 @@ type ThinPool struct {
 	MetadataSize, MetadataUsed int64
 }
 
-// ListThinPools lists the node's LVM thin pools.
+// ThinPools lists the node's LVM thin pools.
 //
 //pve:operation GET /nodes/{node}/disks/lvmthin
-func (c *Client) ListThinPools(ctx context.Context, node string) ([]ThinPool, error) {
+func (c *Client) ThinPools(ctx context.Context, node string) ([]ThinPool, error) {
 	var wire []struct {
 		LV           flexString `json:"lv"`
 		VG           flexString `json:"vg"`
@@ -345,10 +345,10 @@ type VolumeGroup struct {
 	PVs []string
 }
 
-// ListVolumeGroups lists the node's LVM volume groups, sorted by name.
+// VolumeGroups lists the node's LVM volume groups, sorted by name.
 //
 //pve:operation GET /nodes/{node}/disks/lvm
-func (c *Client) ListVolumeGroups(ctx context.Context, node string) ([]VolumeGroup, error) {
+func (c *Client) VolumeGroups(ctx context.Context, node string) ([]VolumeGroup, error) {
 	var wire struct {
 		Children []struct {
 			Name     flexString `json:"name"`
@@ -374,10 +374,10 @@ func (c *Client) ListVolumeGroups(ctx context.Context, node string) ([]VolumeGro
 	return out, nil
 }
 
-// ListZFSPools lists the node's zpools.
+// ZFSPools lists the node's zpools.
 //
 //pve:operation GET /nodes/{node}/disks/zfs
-func (c *Client) ListZFSPools(ctx context.Context, node string) ([]ZFSPool, error) {
+func (c *Client) ZFSPools(ctx context.Context, node string) ([]ZFSPool, error) {
 	var wire []struct {
 		Name   flexString `json:"name"`
 		Size   flexInt    `json:"size"`
@@ -414,10 +414,10 @@ type zpoolVdev struct {
 	Children []zpoolVdev `json:"children"`
 }
 
-// GetZFSPool reads a zpool's layout.
+// ZFSPool reads a zpool's layout.
 //
 //pve:operation GET /nodes/{node}/disks/zfs/{name}
-func (c *Client) GetZFSPool(ctx context.Context, node, name string) (*ZFSPoolDetail, error) {
+func (c *Client) ZFSPool(ctx context.Context, node, name string) (*ZFSPoolDetail, error) {
 	var w zpoolVdev
 	if err := c.Get(ctx, "/nodes/"+PathEscape(node)+"/disks/zfs/"+PathEscape(name), nil, &w); err != nil {
 		return nil, err

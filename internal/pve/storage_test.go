@@ -34,7 +34,7 @@ func TestStorageClientCRUD(t *testing.T) {
 	if err := c.CreateStorage(ctx, "ceph-ext", "rbd", p); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := c.GetStorage(ctx, "ceph-ext")
+	sc, err := c.StorageConfig(ctx, "ceph-ext")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestStorageClientCRUD(t *testing.T) {
 	if err := c.UpdateStorage(ctx, "ceph-ext", up); err != nil {
 		t.Fatal(err)
 	}
-	sc2, _ := c.GetStorage(ctx, "ceph-ext")
+	sc2, _ := c.StorageConfig(ctx, "ceph-ext")
 	if !sc2.Disable || len(sc2.Nodes) != 0 || sc2.Options["pool"] != "" {
 		t.Fatalf("after update: %+v", sc2)
 	}
@@ -61,14 +61,14 @@ func TestStorageClientCRUD(t *testing.T) {
 	if !strings.Contains(apiMessage(err), "unexpected property 'pool'") {
 		t.Fatalf("foreign option: %v", err)
 	}
-	all, err := c.ListStorage(ctx, "")
+	all, err := c.StorageConfigs(ctx, "")
 	if err != nil || len(all) != 3 || all[0].Storage != "ceph-ext" || all[1].Storage != "local" {
 		t.Fatalf("list: %+v %v", all, err)
 	}
 	if err := c.DeleteStorage(ctx, "ceph-ext"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.GetStorage(ctx, "ceph-ext"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.StorageConfig(ctx, "ceph-ext"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("deleted storage: %v", err)
 	}
 	if err := c.DeleteStorage(ctx, "ceph-ext"); !errors.Is(err, ErrNotFound) {
@@ -88,21 +88,21 @@ func TestStorageClientCRUD(t *testing.T) {
 func TestStorageClientNodeSide(t *testing.T) {
 	_, c := storageSim(t)
 	ctx := context.Background()
-	st, err := c.ListNodeStorage(ctx, "z2g4a", NodeStorageQuery{Content: "images"})
+	st, err := c.NodeStorage(ctx, "z2g4a", NodeStorageQuery{Content: "images"})
 	if err != nil || len(st) != 1 || st[0].Storage != "local-lvm" || !st[0].Active || st[0].Total == 0 || st[0].UsedFraction <= 0 {
 		t.Fatalf("images storages: %+v %v", st, err)
 	}
-	one, err := c.GetNodeStorageStatus(ctx, "z2g4a", "local")
+	one, err := c.NodeStorageStatus(ctx, "z2g4a", "local")
 	if err != nil || one.Storage != "local" || one.Type != "dir" || !one.Enabled {
 		t.Fatalf("local status: %+v %v", one, err)
 	}
-	vols, err := c.ListStorageContent(ctx, "z2g4a", "local-lvm", 0)
+	vols, err := c.StorageContent(ctx, "z2g4a", "local-lvm", 0)
 	if err != nil || len(vols) != 0 {
 		t.Fatalf("content: %+v %v", vols, err)
 	}
 
 	awaitOK(t, c)(c.CreateThinPool(ctx, "z2g4a", "fast", "/dev/sdb", false))
-	pools, err := c.ListThinPools(ctx, "z2g4a")
+	pools, err := c.ThinPools(ctx, "z2g4a")
 	if err != nil || len(pools) != 2 || pools[0].VG != "fast" || pools[0].Size < 400e9 {
 		t.Fatalf("thin pools: %+v %v", pools, err)
 	}
@@ -111,17 +111,17 @@ func TestStorageClientNodeSide(t *testing.T) {
 		t.Fatalf("zfs on the thin pool's disk: %v", err)
 	}
 	awaitOK(t, c)(c.CreateZFSPool(ctx, "z2g4a", ZFSPoolRequest{Name: "tank", Devices: []string{"/dev/sdc", "/dev/nvme0n1"}, RaidLevel: "mirror", Compression: "lz4"}))
-	zp, err := c.ListZFSPools(ctx, "z2g4a")
+	zp, err := c.ZFSPools(ctx, "z2g4a")
 	if err != nil || len(zp) != 1 || zp[0].Name != "tank" || zp[0].Health != "ONLINE" {
 		t.Fatalf("zpools: %+v %v", zp, err)
 	}
-	d, err := c.GetZFSPool(ctx, "z2g4a", "tank")
+	d, err := c.ZFSPool(ctx, "z2g4a", "tank")
 	if err != nil || d.RaidLevel != "mirror" || len(d.Devices) != 2 || !strings.HasSuffix(d.Devices[0], "-part1") {
 		t.Fatalf("zpool detail: %+v %v", d, err)
 	}
 	awaitOK(t, c)(c.DeleteZFSPool(ctx, "z2g4a", "tank", true, false))
 	awaitOK(t, c)(c.DeleteThinPool(ctx, "z2g4a", "fast", "fast", true, false))
-	disks, _ := c.ListDisks(ctx, "z2g4a", true)
+	disks, _ := c.Disks(ctx, "z2g4a", true)
 	if len(disks) != 3 {
 		t.Fatalf("free disks after cleanup: %+v", disks)
 	}

@@ -420,7 +420,7 @@ func destroyOSD(ctx context.Context, pd *framework.ProviderData, st *osdModel, d
 		return
 	}
 	// Identity: the disk and the fsid must still be the ones in state.
-	disks, err := c.ListDisks(ctx, node, false)
+	disks, err := c.Disks(ctx, node, false)
 	if err != nil {
 		framework.AddUnable(diags, "Delete", "Ceph OSD", id, fmt.Errorf("list the disks of %s to verify the OSD's device: %w", node, err))
 		return

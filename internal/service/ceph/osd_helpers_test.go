@@ -133,7 +133,7 @@ func tree(t *testing.T, e *acctest.Env) *pve.CephOSDTree {
 // osdOn returns the id of the OSD PVE lists on node's dev, or -1.
 func osdOn(t *testing.T, e *acctest.Env, node, dev string) int64 {
 	t.Helper()
-	disks, err := e.Client.ListDisks(context.Background(), node, false)
+	disks, err := e.Client.Disks(context.Background(), node, false)
 	if err != nil {
 		t.Fatalf("disks of %s: %v", node, err)
 	}
@@ -186,7 +186,7 @@ func checkNoOSDs(e *acctest.Env) resource.TestCheckFunc {
 			return fmt.Errorf("OSDs left after destroy: %+v", tr.OSDs)
 		}
 		for _, n := range e.Nodes {
-			disks, err := e.Client.ListDisks(context.Background(), n, false)
+			disks, err := e.Client.Disks(context.Background(), n, false)
 			if err != nil {
 				return err
 			}

@@ -254,7 +254,7 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 	if useCache {
 		disks, err = cachedDisks(ctx, pd, c, host)
 	} else {
-		disks, err = c.ListDisks(ctx, host, false)
+		disks, err = c.Disks(ctx, host, false)
 	}
 	if err != nil {
 		diags.AddWarning("Cannot read the disks of node "+host,

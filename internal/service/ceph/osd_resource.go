@@ -355,7 +355,7 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	unlock := r.PD.NodeLocks.Lock("disks/" + node)
 	defer unlock()
 
-	disks, err := c.ListDisks(ctx, node, false)
+	disks, err := c.Disks(ctx, node, false)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, fmt.Errorf("list the disks of %s: %w", node, err))
 		return
@@ -435,7 +435,7 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	if res != nil {
 		tflog.Debug(ctx, "OSD create task finished", map[string]any{"upid": upid, "exitstatus": res.ExitStatus, "log": strings.Join(res.Log, "\n")})
 	}
-	disks, err = c.ListDisks(ctx, node, false)
+	disks, err = c.Disks(ctx, node, false)
 	if err != nil {
 		if taskErr != nil {
 			err = fmt.Errorf("%w; listing the disks after it failed: %w", taskErr, err)
@@ -621,7 +621,7 @@ func (r *osdResource) osdIDsOnDevice(ctx context.Context, node, dev string) ([]i
 	if err != nil {
 		return nil, err
 	}
-	disks, err := c.ListDisks(ctx, node, false)
+	disks, err := c.Disks(ctx, node, false)
 	if err != nil {
 		return nil, fmt.Errorf("list the disks of %s: %w", node, err)
 	}

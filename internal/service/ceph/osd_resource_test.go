@@ -36,7 +36,7 @@ func checkLabOSDs(e *acctest.Env, specs []osdSpec) resource.TestCheckFunc {
 			}
 			a := rs.Primary.Attributes
 			id, _ := strconv.ParseInt(a["osd_id"], 10, 64)
-			disks, err := e.Client.ListDisks(ctx, sp.node, false)
+			disks, err := e.Client.Disks(ctx, sp.node, false)
 			if err != nil {
 				return err
 			}
@@ -575,7 +575,7 @@ func TestAccCephOSD_dbWALEncryptedAndBatch(t *testing.T) {
 							wal == nil || wal.PhysicalDevice != "sdc" || wal.Size != 1536<<20 {
 							return fmt.Errorf("PVE reports devices %+v", md.Devices)
 						}
-						disks, err := e.Client.ListDisks(ctx, a, false)
+						disks, err := e.Client.Disks(ctx, a, false)
 						if err != nil {
 							return err
 						}
@@ -590,7 +590,7 @@ func TestAccCephOSD_dbWALEncryptedAndBatch(t *testing.T) {
 						if o := tree(t, e).OSD(id); o == nil || o.DeviceClass != "fast" {
 							return fmt.Errorf("tree: %+v", o)
 						}
-						cDisks, err := e.Client.ListDisks(ctx, c, false)
+						cDisks, err := e.Client.Disks(ctx, c, false)
 						if err != nil {
 							return err
 						}

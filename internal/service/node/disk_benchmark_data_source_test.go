@@ -165,7 +165,7 @@ func TestAccNodeDiskBenchmark_refusesInUse(t *testing.T) {
 	simOnly(t, e)
 	node := e.Node(t, 0)
 	cephOSD(t, e, node, "/dev/sdb")
-	disks, err := e.Client.ListDisks(context.Background(), node, false)
+	disks, err := e.Client.Disks(context.Background(), node, false)
 	if err != nil {
 		t.Fatal(err)
 	}

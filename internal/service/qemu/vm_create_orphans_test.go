@@ -36,7 +36,7 @@ func simClient(t *testing.T, spec string) (*pve.Client, string) {
 
 func vm100Volumes(t *testing.T, c *pve.Client, node string) []string {
 	t.Helper()
-	vols, err := c.ListStorageContent(context.Background(), node, "local-lvm", 100)
+	vols, err := c.StorageContent(context.Background(), node, "local-lvm", 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ type nameUse struct {
 
 var zfsNames = nameUse{kind: "zfs", what: "a ZFS pool", refuse: "pool '%s' already exists on node '%s'",
 	list: func(ctx context.Context, c *pve.Client, node string) ([]string, error) {
-		pools, err := c.ListZFSPools(ctx, node)
+		pools, err := c.ZFSPools(ctx, node)
 		names := make([]string, 0, len(pools))
 		for _, p := range pools {
 			names = append(names, p.Name)
@@ -70,7 +70,7 @@ var zfsNames = nameUse{kind: "zfs", what: "a ZFS pool", refuse: "pool '%s' alrea
 // removed without cleanup-disks.
 var vgNames = nameUse{kind: "lvm", what: "an LVM volume group", refuse: "volume group with name '%s' already exists on node '%s'",
 	list: func(ctx context.Context, c *pve.Client, node string) ([]string, error) {
-		vgs, err := c.ListVolumeGroups(ctx, node)
+		vgs, err := c.VolumeGroups(ctx, node)
 		names := make([]string, 0, len(vgs))
 		for _, v := range vgs {
 			names = append(names, v.Name)

@@ -29,7 +29,7 @@ func disksEnv(t *testing.T) (*acctest.Env, string, []string) {
 // checkDiskUse asserts what PVE's disk list says a disk is used for.
 func checkDiskUse(e *acctest.Env, node, dev, want string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		disks, err := e.Client.ListDisks(context.Background(), node, false)
+		disks, err := e.Client.Disks(context.Background(), node, false)
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func checkDiskUse(e *acctest.Env, node, dev, want string) resource.TestCheckFunc
 
 func checkNodeStorageActive(e *acctest.Env, node, id string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		st, err := e.Client.GetNodeStorageStatus(context.Background(), node, id)
+		st, err := e.Client.NodeStorageStatus(context.Background(), node, id)
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ resource "pve_storage" "fast" {
 			checkDiskUse(e, node, disks[0], ""),
 			checkStoragesGone(e, "fast"),
 			func(*terraform.State) error {
-				pools, err := e.Client.ListThinPools(context.Background(), node)
+				pools, err := e.Client.ThinPools(context.Background(), node)
 				if err != nil {
 					return err
 				}
@@ -190,7 +190,7 @@ resource "pve_storage" "tank" {
 					resource.TestCheckResourceAttr(addr, "health", "ONLINE"),
 					resource.TestCheckResourceAttr(addr, "devices.1", disks[2]),
 					func(*terraform.State) error {
-						d, err := e.Client.GetZFSPool(ctx, node, "tank")
+						d, err := e.Client.ZFSPool(ctx, node, "tank")
 						if err != nil || d.RaidLevel != "mirror" || len(d.Devices) != 2 {
 							return fmt.Errorf("zpool status: %+v %w", d, err)
 						}

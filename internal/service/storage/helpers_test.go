@@ -32,7 +32,7 @@ func simOnly(t *testing.T, e *acctest.Env) {
 // checkStorage asserts what PVE's storage.cfg reports for id.
 func checkStorage(e *acctest.Env, id string, check func(*pve.StorageConfig) error) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		sc, err := e.Client.GetStorage(context.Background(), id)
+		sc, err := e.Client.StorageConfig(context.Background(), id)
 		if err != nil {
 			return fmt.Errorf("read storage %s from PVE: %w", id, err)
 		}
@@ -70,7 +70,7 @@ func wantOptions(want map[string]string) func(*pve.StorageConfig) error {
 func checkStoragesGone(e *acctest.Env, ids ...string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for _, id := range ids {
-			if _, err := e.Client.GetStorage(context.Background(), id); !errors.Is(err, pve.ErrNotFound) {
+			if _, err := e.Client.StorageConfig(context.Background(), id); !errors.Is(err, pve.ErrNotFound) {
 				return fmt.Errorf("storage %s after destroy: %w", id, err)
 			}
 		}

@@ -154,7 +154,7 @@ func nodeClient(ctx context.Context, pd *framework.ProviderData, node string, di
 }
 
 func findThinPool(ctx context.Context, c *pve.Client, node, name string) (*pve.ThinPool, error) {
-	pools, err := c.ListThinPools(ctx, node)
+	pools, err := c.ThinPools(ctx, node)
 	if err != nil {
 		return nil, err
 	}

@@ -295,7 +295,7 @@ func (r *storageResource) checkTypeRegistered(ctx context.Context, t types.Strin
 		return
 	}
 	typ := t.ValueString()
-	_, err := r.PD.Client.ListStorage(ctx, typ)
+	_, err := r.PD.Client.StorageConfigs(ctx, typ)
 	var ae *pve.APIError
 	if errors.As(err, &ae) && ae.Errors["type"] != "" {
 		diags.AddAttributeError(path.Root("type"), "Storage plugin not installed",
@@ -493,13 +493,13 @@ func (r *storageResource) Create(ctx context.Context, req resource.CreateRequest
 	// Whether storage.cfg lacks id before the POST decides what a lost
 	// answer means: a storage that appears after it is this create's, and
 	// without one PVE did not act and the create is sent again.
-	_, gerr := c.GetStorage(ctx, id)
+	_, gerr := c.StorageConfig(ctx, id)
 	absent := errors.Is(gerr, pve.ErrNotFound)
 	create := func() error { return c.CreateStorage(ctx, id, typ, createParams(ctx, &plan)) }
 	var err error
 	if absent {
 		err = c.WriteVerified(ctx, "storage create "+id, create, func() (bool, error) {
-			sc, gerr := c.GetStorage(ctx, id)
+			sc, gerr := c.StorageConfig(ctx, id)
 			if errors.Is(gerr, pve.ErrNotFound) {
 				return false, nil
 			}
@@ -521,7 +521,7 @@ func (r *storageResource) Create(ctx context.Context, req resource.CreateRequest
 func (r *storageResource) readInto(ctx context.Context, c *pve.Client, id string, prior *storageModel, st interface {
 	Set(context.Context, any) diag.Diagnostics
 }, diags *diag.Diagnostics) {
-	sc, err := c.GetStorage(ctx, id)
+	sc, err := c.StorageConfig(ctx, id)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "storage", id, err)
 		return
@@ -573,7 +573,7 @@ func (r *storageResource) Update(ctx context.Context, req resource.UpdateRequest
 	if len(p) > 0 {
 		// The digest makes PVE refuse when storage.cfg changed since it
 		// was read, instead of overwriting someone else's edit.
-		cur, err := c.GetStorage(ctx, id)
+		cur, err := c.StorageConfig(ctx, id)
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Update", "storage", id, err)
 			return
@@ -584,7 +584,7 @@ func (r *storageResource) Update(ctx context.Context, req resource.UpdateRequest
 		// PVE wrote it (a resend would be refused for the digest);
 		// unchanged, PVE did not act and it is sent again.
 		err = c.WriteVerified(ctx, "storage update "+id, func() error { return c.UpdateStorage(ctx, id, p) }, func() (bool, error) {
-			now, err := c.GetStorage(ctx, id)
+			now, err := c.StorageConfig(ctx, id)
 			return err == nil && now.Digest != cur.Digest, err
 		})
 		if err != nil {

@@ -320,7 +320,7 @@ data "pve_storages" "images" {
 				resource.TestCheckNoResourceAttr("data.pve_storages.all", "storages.0.total"),
 				resource.TestCheckTypeSetElemNestedAttrs(ds, "storages.*", map[string]string{"storage": "local-lvm", "active": "true", "enabled": "true"}),
 				resource.TestCheckResourceAttrWith(ds, "storages.#", func(v string) error {
-					list, err := e.Client.ListNodeStorage(t.Context(), node, pve.NodeStorageQuery{Content: "images"})
+					list, err := e.Client.NodeStorage(t.Context(), node, pve.NodeStorageQuery{Content: "images"})
 					if err != nil {
 						return err
 					}

@@ -93,7 +93,7 @@ func (d *storagesDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if resp.Diagnostics.HasError() || !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
 		return
 	}
-	cfgs, err := d.PD.Client.ListStorage(ctx, m.Type.ValueString())
+	cfgs, err := d.PD.Client.StorageConfigs(ctx, m.Type.ValueString())
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "storages", "", err)
 		return
@@ -105,7 +105,7 @@ func (d *storagesDataSource) Read(ctx context.Context, req datasource.ReadReques
 			resp.Diagnostics.AddError("Unable to reach node "+node, err.Error())
 			return
 		}
-		list, err := c.ListNodeStorage(ctx, node, pve.NodeStorageQuery{Content: m.Content.ValueString()})
+		list, err := c.NodeStorage(ctx, node, pve.NodeStorageQuery{Content: m.Content.ValueString()})
 		if err != nil {
 			framework.AddUnable(&resp.Diagnostics, "Read", "storages of node", node, err)
 			return

@@ -77,7 +77,7 @@ func poolsNamed(e *acctest.Env, node, typ, name string) (int, error) {
 	ctx := context.Background()
 	n := 0
 	if typ == "zfscreate" {
-		pools, err := e.Client.ListZFSPools(ctx, node)
+		pools, err := e.Client.ZFSPools(ctx, node)
 		for _, p := range pools {
 			if p.Name == name {
 				n++
@@ -85,7 +85,7 @@ func poolsNamed(e *acctest.Env, node, typ, name string) (int, error) {
 		}
 		return n, err
 	}
-	pools, err := e.Client.ListThinPools(ctx, node)
+	pools, err := e.Client.ThinPools(ctx, node)
 	for _, p := range pools {
 		if p.VG == name {
 			n++

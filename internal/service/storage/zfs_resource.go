@@ -187,7 +187,7 @@ func listStrings(ctx context.Context, l types.List) []string {
 // readZFS reads the pool; nil when it does not exist. Devices come from
 // zpool status, its by-id partition names mapped to the node's disks.
 func readZFS(ctx context.Context, c *pve.Client, node, name string) (*pve.ZFSPool, []string, string, error) {
-	pools, err := c.ListZFSPools(ctx, node)
+	pools, err := c.ZFSPools(ctx, node)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -200,11 +200,11 @@ func readZFS(ctx context.Context, c *pve.Client, node, name string) (*pve.ZFSPoo
 	if pool == nil {
 		return nil, nil, "", nil
 	}
-	d, err := c.GetZFSPool(ctx, node, name)
+	d, err := c.ZFSPool(ctx, node, name)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	disks, err := c.ListDisks(ctx, node, false)
+	disks, err := c.Disks(ctx, node, false)
 	if err != nil {
 		return nil, nil, "", err
 	}
