@@ -169,9 +169,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("adopt %s: %w", a.name, err)
 		}
 	}
-	if err := r.generate(); err != nil {
-		return nil, err
-	}
+	r.generate()
 	return r.res, nil
 }
 

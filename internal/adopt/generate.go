@@ -12,26 +12,23 @@ import (
 )
 
 // generate writes every group as a resource block and its import blocks.
-func (r *run) generate() error {
+func (r *run) generate() {
 	r.linkGroups()
 	for _, g := range r.groups {
 		if len(g.instances) == 0 {
 			continue
 		}
-		if err := r.writeGroup(g); err != nil {
-			return fmt.Errorf("%s: %w", g.address(), err)
-		}
+		r.writeGroup(g)
 	}
-	return nil
 }
 
-func (r *run) writeGroup(g *group) error {
+func (r *run) writeGroup(g *group) {
 	objs := make([]map[string]any, len(g.instances))
 	for i, in := range g.instances {
 		objs[i] = r.configOf(g, in)
 	}
 	applyRefs(g, objs)
-	names := attrNames(g, objs)
+	names := attrNames(objs)
 	single := len(g.instances) == 1 && g.instances[0].key == ""
 
 	body := r.file(g.File)
@@ -50,7 +47,7 @@ func (r *run) writeGroup(g *group) error {
 		}
 		r.dependsOn(b, g)
 		r.res.Imports = append(r.res.Imports, Import{To: g.address(), ID: g.instances[0].id})
-		return nil
+		return
 	}
 
 	// An instance at an attribute's default has no value for it; where the
@@ -132,7 +129,6 @@ func (r *run) writeGroup(g *group) error {
 	for _, in := range g.instances {
 		r.res.Imports = append(r.res.Imports, Import{To: fmt.Sprintf("%s[%q]", g.address(), in.key), ID: in.id})
 	}
-	return nil
 }
 
 func (r *run) dependsOn(b *hclwrite.Body, g *group) {
@@ -154,7 +150,7 @@ var identityAttrs = []string{"node", "name", "storage", "type", "who", "target",
 
 // attrNames are the attributes any instance sets: the identifying ones
 // first (identityAttrs), then the others in alphabetical order.
-func attrNames(g *group, objs []map[string]any) []string {
+func attrNames(objs []map[string]any) []string {
 	seen := map[string]bool{}
 	for _, o := range objs {
 		for k := range o {

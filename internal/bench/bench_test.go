@@ -79,14 +79,16 @@ func measure(t *testing.T, lab *acctest.Lab, apply bool, args ...string) measure
 	m := measured{run: r, requests: lab.Sim.Requests(), rssMiB: rss, cpuSec: cpu, nodes: lab.Nodes, start: start}
 	switch {
 	case apply && r.ExitCode != 0:
-		t.Fatalf("apply failed (%d):\n%s", r.ExitCode, tail(r.Output, 60))
+		t.Fatalf("apply failed (%d):\n%s", r.ExitCode, tail(r.Output))
 	case !apply && r.ExitCode != 0:
-		t.Fatalf("plan not empty (exit %d):\n%s", r.ExitCode, tail(r.Output, 60))
+		t.Fatalf("plan not empty (exit %d):\n%s", r.ExitCode, tail(r.Output))
 	}
 	return m
 }
 
-func tail(s string, n int) string {
+// tail is the last 60 lines of a CLI's output: enough to show why it failed.
+func tail(s string) string {
+	const n = 60
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(l) > n {
 		l = l[len(l)-n:]
@@ -95,8 +97,8 @@ func tail(s string, n int) string {
 }
 
 // criticalPath attributes the timeline of an apply and returns its
-// critical path in real seconds and the attribution.
-func criticalPath(t *testing.T, lab *acctest.Lab, m measured, scale float64) (float64, Attribution) {
+// critical path in real seconds.
+func criticalPath(t *testing.T, lab *acctest.Lab, m measured, scale float64) float64 {
 	t.Helper()
 	insts, err := StateInstances(filepath.Join(lab.Dir, "terraform.tfstate"))
 	if err != nil {
@@ -130,7 +132,7 @@ func criticalPath(t *testing.T, lab *acctest.Lab, m measured, scale float64) (fl
 			t.Logf("unattributed: %s %s %s %.1f PVE s", w.Node, w.Kind, w.ID, w.PVESeconds)
 		}
 	}
-	return CriticalPath(insts, a, 10) * scale, a
+	return CriticalPath(insts, a, 10) * scale
 }
 
 // (c) the homelab from the installer's state, its second plan, and (d) a
@@ -140,7 +142,7 @@ func benchHomelab(t *testing.T, rep *report, scale float64) {
 		TimeScale: scale, AuthFailureDelay: time.Duration(3 * scale * float64(time.Second)),
 	}})
 	apply := measure(t, lab, true, "-json")
-	cp, _ := criticalPath(t, lab, apply, scale)
+	cp := criticalPath(t, lab, apply, scale)
 	n := resourceCount(t, lab)
 	rep.add(row{scenario: "(c) homelab from fresh-install", phase: "apply", m: apply, resources: n, critical: cp,
 		target: "wall ≤ 1.2 × critical path", ok: apply.run.Duration.Seconds() <= 1.2*cp})
@@ -161,7 +163,7 @@ func benchHomelab(t *testing.T, rep *report, scale float64) {
 		t.Fatal(err)
 	}
 	restart := measure(t, lab, true, "-json")
-	hosts, ideal := restartHosts(lab.Sim.Timeline(), scale)
+	hosts, ideal := restartHosts(lab.Sim.Timeline())
 	down := lab.Sim.CephMaxHostsDownAtOnce()
 	// The rolling restart is the config resource's update; the CLI's own
 	// start and refresh (about a second, not scaled) are not part of it.
@@ -177,7 +179,7 @@ type restartCount struct{ osds, hosts int }
 
 // restartHosts sums, over the hosts, the time from their first OSD going
 // down to the last one recovered (Ceph's clock, in real seconds).
-func restartHosts(tl []pvesim.WorkSpan, scale float64) (restartCount, float64) {
+func restartHosts(tl []pvesim.WorkSpan) (restartCount, float64) {
 	byHost := map[string][][2]time.Time{}
 	osds := map[string]bool{}
 	for _, w := range tl {
@@ -216,7 +218,7 @@ func benchPeer(t *testing.T, rep *report, scale float64) {
 		Files: map[string]string{"variables.tf": string(vars), "main.tf": string(main)},
 		Sim:   pvesim.Options{TimeScale: scale, AuthFailureDelay: time.Duration(3 * scale * float64(time.Second))}})
 	apply := measure(t, lab, true, "-json")
-	cp, _ := criticalPath(t, lab, apply, scale)
+	cp := criticalPath(t, lab, apply, scale)
 	n := resourceCount(t, lab)
 	rep.add(row{scenario: "(b) peer work", phase: "apply", m: apply, resources: n, critical: cp,
 		target: "≤ 317 requests (peer)", ok: len(apply.requests) <= 317})
@@ -240,11 +242,11 @@ func benchLargePlan(t *testing.T, rep *report, vms int) {
 		Sim:   pvesim.Options{TaskDuration: time.Millisecond},
 	})
 	if r := lab.Apply("-parallelism=20", "-var=bench_vms=0"); r.ExitCode != 0 {
-		t.Fatalf("setup apply failed:\n%s", tail(r.Output, 60))
+		t.Fatalf("setup apply failed:\n%s", tail(r.Output))
 	}
 	base := measure(t, lab, false, "-var=bench_vms=0")
 	if r := lab.Apply("-parallelism=20", fmt.Sprintf("-var=bench_vms=%d", vms)); r.ExitCode != 0 {
-		t.Fatalf("setup apply failed:\n%s", tail(r.Output, 60))
+		t.Fatalf("setup apply failed:\n%s", tail(r.Output))
 	}
 	plan := measure(t, lab, false, fmt.Sprintf("-var=bench_vms=%d", vms))
 	n := resourceCount(t, lab)

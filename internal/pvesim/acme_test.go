@@ -201,7 +201,7 @@ func TestACMEOrderRenewRevoke(t *testing.T) {
 		t.Fatalf("upid %s", upid)
 	}
 	taskOK(t, tok, "z2g4b", upid)
-	files := certFiles(t, tok, "z2g4b")
+	files := certFiles(t, tok)
 	issued := files["pveproxy-ssl.pem"]
 	if issued == nil || issued["subject"] != "/CN=z2g4b.lab.example" || issued["public-key-type"] != "rsaEncryption" {
 		t.Fatalf("issued %v", issued)
@@ -223,7 +223,7 @@ func TestACMEOrderRenewRevoke(t *testing.T) {
 		t.Fatalf("upid %s", upid)
 	}
 	taskOK(t, tok, "z2g4b", upid)
-	renewed := certFiles(t, tok, "z2g4b")["pveproxy-ssl.pem"]
+	renewed := certFiles(t, tok)["pveproxy-ssl.pem"]
 	if renewed["fingerprint"] == issued["fingerprint"] || presented(t, b.Endpoint) != renewed["fingerprint"] {
 		t.Fatal("renewal did not install a new certificate")
 	}
@@ -233,7 +233,7 @@ func TestACMEOrderRenewRevoke(t *testing.T) {
 
 	upid = tok.ok("DELETE", "/nodes/z2g4b/certificates/acme/certificate", nil).data().(string)
 	taskOK(t, tok, "z2g4b", upid)
-	if certFiles(t, tok, "z2g4b")["pveproxy-ssl.pem"] != nil || presented(t, b.Endpoint) != b.TLSFingerprint {
+	if certFiles(t, tok)["pveproxy-ssl.pem"] != nil || presented(t, b.Endpoint) != b.TLSFingerprint {
 		t.Fatal("revoke did not fall back to pve-ssl.pem")
 	}
 	if r := tok.do("PUT", "/nodes/z2g4b/certificates/acme/certificate", nil); r.status != 500 || !strings.HasPrefix(r.msg(), "No current (custom) certificate found") {

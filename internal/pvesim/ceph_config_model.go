@@ -496,12 +496,12 @@ func configSection(who string) (section, mask string, ok bool) {
 }
 
 // configSet changes (value non-nil) or removes one key of the config
-// database and logs the change; it reports whether anything changed.
-func (cs *cephState) configSet(who, key string, value *string) bool {
+// database and logs the change; setting what is already there logs nothing.
+func (cs *cephState) configSet(who, key string, value *string) {
 	prev, had := cs.ConfigDB[who][key]
 	switch {
 	case value != nil && had && prev == *value, value == nil && !had:
-		return false
+		return
 	}
 	if value == nil {
 		delete(cs.ConfigDB[who], key)
@@ -525,7 +525,6 @@ func (cs *cephState) configSet(who, key string, value *string) bool {
 	if len(c.ConfigLog) > 1000 {
 		c.ConfigLog = c.ConfigLog[len(c.ConfigLog)-1000:]
 	}
-	return true
 }
 
 // entityConfig is what the monitors send a daemon or client (ConfigMap::

@@ -411,13 +411,14 @@ func cephCreateOSD(c *call) (any, *apiError) {
 	}), nil
 }
 
-func cephOSDParam(c *call, cs *cephState) (*cephOSD, int, *apiError) {
+// cephOSDParam is the OSD the call's osdid names.
+func cephOSDParam(c *call, cs *cephState) (*cephOSD, *apiError) {
 	id, _ := strconv.Atoi(c.params["osdid"])
 	o := cs.OSDs[id]
 	if o == nil {
-		return nil, id, die("no such OSD '%d'", id)
+		return nil, die("no such OSD '%d'", id)
 	}
-	return o, id, nil
+	return o, nil
 }
 
 func cephInOut(c *call, in bool) (any, *apiError) {
@@ -425,7 +426,7 @@ func cephInOut(c *call, in bool) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	o, _, err := cephOSDParam(c, cs)
+	o, err := cephOSDParam(c, cs)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +449,7 @@ func cephDestroyOSD(c *call) (any, *apiError) {
 	if o := cs.OSDs[id]; o != nil && o.Host != c.params["node"] {
 		return nil, die("OSD osd.%d does not belong to node %s! at /usr/share/perl5/PVE/API2/Ceph/OSD.pm line 1008.", id, c.params["node"])
 	}
-	o, _, err := cephOSDParam(c, cs)
+	o, err := cephOSDParam(c, cs)
 	if err != nil {
 		if cs.OSDs[id] == nil {
 			return nil, die("OSD osd.%d does not belong to node %s! at /usr/share/perl5/PVE/API2/Ceph/OSD.pm line 1008.", id, c.params["node"])

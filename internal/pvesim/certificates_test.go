@@ -53,10 +53,12 @@ func presented(t *testing.T, endpoint string) string {
 	return strings.Join(parts, ":")
 }
 
-func certFiles(t *testing.T, c *client, node string) map[string]map[string]any {
+// certFiles are z2g4b's certificate files (the node the tests manage
+// through the cluster) by file name.
+func certFiles(t *testing.T, c *client) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
-	for _, e := range c.ok("GET", "/nodes/"+node+"/certificates/info", nil).data().([]any) {
+	for _, e := range c.ok("GET", "/nodes/z2g4b/certificates/info", nil).data().([]any) {
 		m := e.(map[string]any)
 		out[m["filename"].(string)] = m
 	}
@@ -72,7 +74,7 @@ func TestCustomCertificateUploadRotateDelete(t *testing.T) {
 		t.Fatalf("presented %s, Info says %s", original, b.TLSFingerprint)
 	}
 
-	files := certFiles(t, c, "z2g4b")
+	files := certFiles(t, c)
 	if len(files) != 2 || files["pve-root-ca.pem"] == nil || files["pve-ssl.pem"] == nil {
 		t.Fatalf("files: %v", files)
 	}
@@ -129,7 +131,7 @@ func TestCustomCertificateUploadRotateDelete(t *testing.T) {
 	if p := presented(t, b.Endpoint); p != fp1 {
 		t.Fatalf("without restart the node presents %s, want the old %s", p, fp1)
 	}
-	if certFiles(t, c, "z2g4b")["pveproxy-ssl.pem"]["fingerprint"] != fp2 {
+	if certFiles(t, c)["pveproxy-ssl.pem"]["fingerprint"] != fp2 {
 		t.Fatal("info does not show the new file")
 	}
 	// A new certificate without a key keeps the existing key.
@@ -142,7 +144,7 @@ func TestCustomCertificateUploadRotateDelete(t *testing.T) {
 	if p := presented(t, b.Endpoint); p != original {
 		t.Fatalf("after delete the node presents %s, want pve-ssl %s", p, original)
 	}
-	if f := certFiles(t, c, "z2g4b"); f["pveproxy-ssl.pem"] != nil {
+	if f := certFiles(t, c); f["pveproxy-ssl.pem"] != nil {
 		t.Fatal("pveproxy-ssl.pem still listed")
 	}
 }

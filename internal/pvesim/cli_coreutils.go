@@ -262,12 +262,11 @@ func sshInstall(x *sshExec) int {
 	if isPVEPath(path.Clean(dst)) && x.s.nodeOS.files[path.Clean(dst)] == nil {
 		// pmxcfs accepted the file with its fixed attributes; install's
 		// chown and chmod fail unless they ask for exactly those.
-		fmode, fowner, fgroup := pmxcfsAttrs(path.Clean(dst))
-		if (ownerSet && owner != fowner) || (groupSet && group != fgroup) {
+		if (ownerSet && owner != pmxcfsOwner) || (groupSet && group != pmxcfsGroup) {
 			x.errf("install: cannot change ownership of '%s': %v\n", dst, errPerm)
 			return 1
 		}
-		if uint32(mode) != fmode {
+		if uint32(mode) != pmxcfsMode(path.Clean(dst)) {
 			x.errf("install: cannot change permissions of '%s': %v\n", dst, errPerm)
 			return 1
 		}

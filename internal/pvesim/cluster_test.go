@@ -106,7 +106,9 @@ func createLab(t *testing.T, s *Sim) *client {
 	return a
 }
 
-func joinParams(s *Sim, t *testing.T, node string, i int) url.Values {
+// joinParams are the parameters that join the ith node (1-based) to
+// z2g4a's cluster, with its own link addresses.
+func joinParams(s *Sim, t *testing.T, i int) url.Values {
 	a := nodeInfo(t, s, "z2g4a")
 	return vals("hostname", "172.27.2.10", "fingerprint", a.TLSFingerprint, "password", a.RootPassword,
 		"link0", fmt.Sprintf("169.254.60.%d", 10+i), "link1", fmt.Sprintf("169.254.50.%d", 10+i))
@@ -140,7 +142,7 @@ func TestClusterCreateAndJoin(t *testing.T) {
 
 	for i, n := range []string{"z2g4b", "z2g4c"} {
 		c := rootOn(t, s, n)
-		upid := c.ok("POST", "/cluster/config/join", joinParams(s, t, n, i+1)).data().(string)
+		upid := c.ok("POST", "/cluster/config/join", joinParams(s, t, i+1)).data().(string)
 		if !strings.HasPrefix(upid, "UPID:"+n+":") || !strings.Contains(upid, ":clusterjoin::root@pam:") {
 			t.Fatalf("upid %s", upid)
 		}
@@ -194,7 +196,7 @@ func TestClusterCreateAndJoin(t *testing.T) {
 	b.ticket, b.csrf = a.ticket, a.csrf
 	b.ok("GET", "/cluster/config/nodes", nil)
 	// Joining an existing member again fails in the task, leaving it as is.
-	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, "z2g4b", 1)).data().(string)
+	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, 1)).data().(string)
 	exit, log := taskFails(t, b, "z2g4b", upid)
 	if exit != "Check if node may join a cluster failed!" || !strings.Contains(log, "* cluster config '/etc/pve/corosync.conf' already exists") {
 		t.Fatalf("rejoin: %s %s", exit, log)
@@ -238,7 +240,7 @@ func TestClusterJoinSwitchesCredentialsMidTask(t *testing.T) {
 	a := createLab(t, s)
 	before := nodeInfo(t, s, "z2g4b")
 	b := rootOn(t, s, "z2g4b")
-	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, "z2g4b", 1)).data().(string)
+	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, 1)).data().(string)
 	statusPath := "/nodes/z2g4b/tasks/" + url.PathEscape(upid) + "/status"
 
 	// Added by the member, not switched: the node's own ticket works.
@@ -334,7 +336,7 @@ func TestClusterJoinFailures(t *testing.T) {
 	bBefore := nodeInfo(t, s, "z2g4b")
 	aInfo := nodeInfo(t, s, "z2g4a")
 	cInfo := nodeInfo(t, s, "z2g4c")
-	good := func() url.Values { return joinParams(s, t, "z2g4b", 1) }
+	good := func() url.Values { return joinParams(s, t, 1) }
 	with := func(kv ...string) url.Values {
 		v := good()
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -395,7 +397,7 @@ func TestClusterConcurrentJoins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := clients[n].do("POST", "/cluster/config/join", joinParams(s, t, n, i+1))
+			r := clients[n].do("POST", "/cluster/config/join", joinParams(s, t, i+1))
 			mu.Lock()
 			upids[n], _ = r.data().(string)
 			mu.Unlock()
@@ -440,7 +442,7 @@ func TestClusterRemoveNodeAndPersistence(t *testing.T) {
 	labAddrs(s)
 	a := createLab(t, s)
 	for i, n := range []string{"z2g4b", "z2g4c"} {
-		upid := rootOn(t, s, n).ok("POST", "/cluster/config/join", joinParams(s, t, n, i+1)).data().(string)
+		upid := rootOn(t, s, n).ok("POST", "/cluster/config/join", joinParams(s, t, i+1)).data().(string)
 		taskOK(t, a, n, upid)
 	}
 	want := s.Info()

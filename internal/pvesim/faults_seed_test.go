@@ -11,10 +11,14 @@ import (
 
 const seedSpec = "read /nodes/*/status=503:50%; read /version=503:50%"
 
-// statuses sends n GETs of each path, in the order given by interleave
-// (true: a, b, a, b...; false: all a, then all b), and returns each path's
-// statuses in its own order.
-func statuses(c *client, a, b string, n int, interleave bool) map[string][]int {
+// The two paths seedSpec faults.
+const seedPathA, seedPathB = "/nodes/z2g4a/status", "/version"
+
+// statuses sends n GETs of each of seedSpec's paths, in the order given by
+// interleave (true: a, b, a, b...; false: all a, then all b), and returns
+// each path's statuses in its own order.
+func statuses(c *client, n int, interleave bool) map[string][]int {
+	a, b := seedPathA, seedPathB
 	out := map[string][]int{}
 	get := func(p string) { out[p] = append(out[p], c.do("GET", p, nil).status) }
 	if interleave {
@@ -43,13 +47,13 @@ func seededSim(t *testing.T, seed int64) (*Sim, *client) {
 }
 
 func TestFaultSeedDecidesTheFaults(t *testing.T) {
-	const a, b, n = "/nodes/z2g4a/status", "/version", 40
+	const n = 40
 	s1, c1 := seededSim(t, 7)
-	got1 := statuses(c1, a, b, n, true)
+	got1 := statuses(c1, n, true)
 	// The same seed: the same faults for each path's requests, even in
 	// another interleaving (as Terraform's parallel walk would send them).
 	_, c2 := seededSim(t, 7)
-	if got2 := statuses(c2, a, b, n, false); !reflect.DeepEqual(got1, got2) {
+	if got2 := statuses(c2, n, false); !reflect.DeepEqual(got1, got2) {
 		t.Fatalf("seed 7 twice:\n%v\n%v", got1, got2)
 	}
 	for p, st := range got1 {
@@ -66,14 +70,14 @@ func TestFaultSeedDecidesTheFaults(t *testing.T) {
 		}
 	}
 	_, c3 := seededSim(t, 8)
-	if got3 := statuses(c3, a, b, n, true); reflect.DeepEqual(got1, got3) {
+	if got3 := statuses(c3, n, true); reflect.DeepEqual(got1, got3) {
 		t.Fatalf("seeds 7 and 8 gave the same faults: %v", got1)
 	}
 	// Replacing the faults at runtime starts their draws afresh.
 	if err := s1.SetFaultSpec(seedSpec); err != nil {
 		t.Fatal(err)
 	}
-	if again := statuses(c1, a, b, n, false); !reflect.DeepEqual(got1, again) {
+	if again := statuses(c1, n, false); !reflect.DeepEqual(got1, again) {
 		t.Fatalf("after SetFaultSpec:\n%v\n%v", got1, again)
 	}
 	// Clearing them: every request served.
@@ -81,7 +85,7 @@ func TestFaultSeedDecidesTheFaults(t *testing.T) {
 	if len(s1.Faults()) != 0 || s1.FaultSpec() != "" {
 		t.Fatalf("after ClearFaults: %+v", s1.Faults())
 	}
-	for p, st := range statuses(c1, a, b, 10, true) {
+	for p, st := range statuses(c1, 10, true) {
 		for _, code := range st {
 			if code != 200 {
 				t.Fatalf("%s after ClearFaults: %d", p, code)

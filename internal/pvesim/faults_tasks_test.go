@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-func vmIDs(c *client, node string) map[float64]bool {
+// vmIDs are the guests on z2g4a, the node these tests create them on.
+func vmIDs(c *client) map[float64]bool {
 	ids := map[float64]bool{}
-	for _, v := range c.ok("GET", "/nodes/"+node+"/qemu", nil).data().([]any) {
+	for _, v := range c.ok("GET", "/nodes/z2g4a/qemu", nil).data().([]any) {
 		ids[v.(map[string]any)["vmid"].(float64)] = true
 	}
 	return ids
@@ -43,7 +44,7 @@ func TestFaultsOnTasks(t *testing.T) {
 	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "injected task failure" {
 		t.Fatalf("fail: %v", st)
 	}
-	if vmIDs(c, "z2g4a")[100] {
+	if vmIDs(c)[100] {
 		t.Fatal("a failed create left VM 100")
 	}
 	// fail-late: the config was written, then the worker died after
@@ -52,7 +53,7 @@ func TestFaultsOnTasks(t *testing.T) {
 	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "unexpected status" {
 		t.Fatalf("fail-late: %v", st)
 	}
-	if vmIDs(c, "z2g4a")[100] {
+	if vmIDs(c)[100] {
 		t.Fatal("a create that failed late left VM 100")
 	}
 	if vols := volIDs(c, "z2g4a", "local-lvm", "100"); len(vols) != 1 || vols[0] != "local-lvm:vm-100-disk-0" {
@@ -79,14 +80,14 @@ func TestFaultsOnTasks(t *testing.T) {
 	if st := c.waitTask("z2g4a", hung); st["exitstatus"] != "received interrupt" {
 		t.Fatalf("stopped: %v", st)
 	}
-	if vmIDs(c, "z2g4a")[100] {
+	if vmIDs(c)[100] {
 		t.Fatal("a stopped create left VM 100")
 	}
 	// lock: qemu-server's create worker locks the config (lock_config_full).
 	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout" {
 		t.Fatalf("lock: %v", st)
 	}
-	if vmIDs(c, "z2g4a")[100] {
+	if vmIDs(c)[100] {
 		t.Fatal("a create that met a lock timeout left VM 100")
 	}
 	if st := c.waitTask("z2g4a", create()); st["exitstatus"] != "OK" { // every count spent
@@ -154,7 +155,7 @@ func TestFaultTaskKillLeavesWhatItReserved(t *testing.T) {
 	if st := root.waitTask("z2g4a", root.ok("DELETE", "/nodes/z2g4a/qemu/100", vals("skiplock", "1")).data().(string)); st["exitstatus"] != "OK" {
 		t.Fatalf("destroy with skiplock: %v", st)
 	}
-	if vmIDs(c, "z2g4a")[100] {
+	if vmIDs(c)[100] {
 		t.Fatal("VM 100 survived its destroy")
 	}
 }

@@ -16,7 +16,7 @@ var haRuleOptions = map[string]map[string]bool{
 	"resource-affinity": {"resources": true, "affinity": true, "disable": false, "comment": false},
 }
 
-func haRuleView(c *call, h *haConfig, id string) map[string]any {
+func haRuleView(h *haConfig, id string) map[string]any {
 	r := h.Rules[id]
 	v := haView(r)
 	v["rule"] = id
@@ -45,7 +45,7 @@ func haListRules(c *call) (any, *apiError) {
 		if sid := c.params["resource"]; sid != "" && !contains(splitList(r.Opts["resources"]), sid) {
 			continue
 		}
-		out = append(out, haRuleView(c, h, id))
+		out = append(out, haRuleView(h, id))
 	}
 	return out, nil
 }
@@ -55,7 +55,7 @@ func haReadRule(c *call) (any, *apiError) {
 	if h.Rules[c.params["rule"]] == nil {
 		return nil, die("no such ha rule '%s'", c.params["rule"])
 	}
-	return haRuleView(c, h, c.params["rule"]), nil
+	return haRuleView(h, c.params["rule"]), nil
 }
 
 // haRuleErrors is check_feasibility, for the checks the simulator knows:
@@ -98,7 +98,7 @@ func haRuleErrors(h *haConfig) map[string]map[string][]string {
 }
 
 // haCheckRuleOpts is check_config plus the API's resource and node checks.
-func haCheckRuleOpts(c *call, h *haConfig, typ string, create bool) (map[string]string, *apiError) {
+func haCheckRuleOpts(c *call, typ string, create bool) (map[string]string, *apiError) {
 	allowed := haRuleOptions[typ]
 	opts := map[string]string{}
 	for _, k := range []string{"resources", "nodes", "strict", "affinity", "disable", "comment"} {
@@ -184,7 +184,7 @@ func haCreateRule(c *call) (any, *apiError) {
 	}
 	h := haOf(c)
 	typ, id := c.params["type"], c.params["rule"]
-	opts, aerr := haCheckRuleOpts(c, h, typ, true)
+	opts, aerr := haCheckRuleOpts(c, typ, true)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -220,7 +220,7 @@ func haUpdateRule(c *call) (any, *apiError) {
 	if r == nil {
 		return nil, die("update HA rules failed: HA rule '%s' does not exist", id)
 	}
-	opts, aerr := haCheckRuleOpts(c, h, r.Type, false)
+	opts, aerr := haCheckRuleOpts(c, r.Type, false)
 	if aerr != nil {
 		aerr.Message = "update HA rules failed: " + aerr.Message
 		return nil, aerr

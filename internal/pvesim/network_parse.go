@@ -166,7 +166,7 @@ func parseInterfaces(text string, physical []string) (*netConfig, []string) {
 		}
 	}
 	for n, d := range cfg.Ifaces {
-		d.Type = readerType(cfg, n, d, physical)
+		d.Type = readerType(n, d, physical)
 		// A single inet stanza and the methods derived from the addresses
 		// are what the model derives by itself.
 		if slices.Equal(d.Families, []string{"inet"}) && d.Address6 == "" {
@@ -271,7 +271,7 @@ func joinSortedPorts(old, value string) string {
 }
 
 // readerType is the type PVE's reader gives an interface.
-func readerType(cfg *netConfig, name string, d *netIface, physical []string) string {
+func readerType(name string, d *netIface, physical []string) string {
 	switch {
 	case d.Type == "bridge" || d.BridgePorts != "":
 		return "bridge"

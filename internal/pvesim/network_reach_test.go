@@ -203,16 +203,19 @@ func waitReach(t *testing.T, s *Sim, node string, want bool) {
 	}
 }
 
-func shortClient(t *testing.T, info Info, timeout time.Duration) *http.Client {
+func shortClient(info Info, timeout time.Duration) *http.Client {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(info.CACertPEM))
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
 }
 
+// newConnTimeout is how long newConnClient waits for an answer.
+const newConnTimeout = 300 * time.Millisecond
+
 // newConnClient makes one connection per request: a dial the timeout
 // abandoned is closed, not kept for later (Go's transport keeps it).
-func newConnClient(t *testing.T, info Info, timeout time.Duration) *http.Client {
-	hc := shortClient(t, info, timeout)
+func newConnClient(info Info) *http.Client {
+	hc := shortClient(info, newConnTimeout)
 	hc.Transport.(*http.Transport).DisableKeepAlives = true
 	return hc
 }
@@ -279,7 +282,7 @@ func TestReachLinkLossCutsHTTPSAndSSH(t *testing.T) {
 	s, info := startSim(t, Options{})
 	freshInstallForTest(t, s, "z2g4a")
 	root := sshAs(t, info, "z2g4a", "root")
-	kept := shortClient(t, info, 500*time.Millisecond)
+	kept := shortClient(info, 500*time.Millisecond)
 	if err := getVersion(kept, info); err != nil {
 		t.Fatalf("before the cut: %v", err)
 	}
@@ -289,7 +292,7 @@ func TestReachLinkLossCutsHTTPSAndSSH(t *testing.T) {
 	if ok, why := s.Reachable("z2g4a"); ok || !strings.Contains(why, "bcm5720p0 has no link") {
 		t.Fatalf("Reachable = %v, %q", ok, why)
 	}
-	if err := getVersion(newConnClient(t, info, 300*time.Millisecond), info); !isTimeout(err) {
+	if err := getVersion(newConnClient(info), info); !isTimeout(err) {
 		t.Errorf("new HTTPS connection: %v, want a timeout", err)
 	}
 	if err := getVersion(kept, info); !isTimeout(err) {
@@ -314,7 +317,7 @@ func TestReachLinkLossCutsHTTPSAndSSH(t *testing.T) {
 	if out := <-pending; out != "z2g4a\n" {
 		t.Errorf("held command after the restore: %q", out)
 	}
-	if err := getVersion(shortClient(t, info, 2*time.Second), info); err != nil {
+	if err := getVersion(shortClient(info, 2*time.Second), info); err != nil {
 		t.Errorf("after the restore: %v", err)
 	}
 	if err := dialSSHTimeout(t, info, 2*time.Second); err != nil {
@@ -334,7 +337,7 @@ func TestReachCloseDoesNotHangOnCutConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = runAsync(root, "cat /etc/hostname")
-	go func() { _ = getVersion(shortClient(t, info, 5*time.Second), info) }()
+	go func() { _ = getVersion(shortClient(info, 5*time.Second), info) }()
 	waitReach(t, s, "z2g4a", false)
 	closed := make(chan struct{})
 	start := time.Now()
@@ -380,7 +383,7 @@ func TestReachReloadCutsNodeOffTimerRestores(t *testing.T) {
 	if ok, why := s.Reachable("z2g4a"); ok || !strings.Contains(why, "outside 172.27.2.10/28") {
 		t.Fatalf("after the reload: %v %q", ok, why)
 	}
-	if err := getVersion(newConnClient(t, info, 300*time.Millisecond), info); !isTimeout(err) {
+	if err := getVersion(newConnClient(info), info); !isTimeout(err) {
 		t.Errorf("HTTPS while cut off: %v, want a timeout", err)
 	}
 	if err := dialSSHTimeout(t, info, 300*time.Millisecond); !isTimeout(err) {

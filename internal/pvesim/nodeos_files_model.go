@@ -72,13 +72,16 @@ func writableTree(p string) bool {
 		strings.HasPrefix(p, "/var/lib/")
 }
 
-// pmxcfsAttrs are the fixed mode and owner of files in /etc/pve: pmxcfs
-// refuses chmod and chown to anything else.
-func pmxcfsAttrs(p string) (uint32, string, string) {
+// Files in /etc/pve have a fixed owner, group and mode (pmxcfsMode):
+// pmxcfs refuses chmod and chown to anything else.
+const pmxcfsOwner, pmxcfsGroup = "root", "www-data"
+
+// pmxcfsMode is the fixed mode of the file p in /etc/pve.
+func pmxcfsMode(p string) uint32 {
 	if strings.HasPrefix(p, "/etc/pve/priv/") {
-		return 0o600, "root", "www-data"
+		return 0o600
 	}
-	return 0o640, "root", "www-data"
+	return 0o640
 }
 
 func (x *sshExec) domain() *authDomain {
@@ -116,8 +119,7 @@ func (x *sshExec) lookupFile(p string) (*simFile, error) {
 			return nil, errNoEnt
 		}
 		if isPVEPath(p) {
-			mode, owner, group := pmxcfsAttrs(p)
-			return &simFile{Content: content, Mode: mode, Owner: owner, Group: group}, nil
+			return &simFile{Content: content, Mode: pmxcfsMode(p), Owner: pmxcfsOwner, Group: pmxcfsGroup}, nil
 		}
 		return &simFile{Content: content, Mode: 0o644, Owner: "root", Group: "root"}, nil
 	}
@@ -175,8 +177,7 @@ func (x *sshExec) storeFile(p string, f *simFile) error {
 		if d.PVEFiles == nil {
 			d.PVEFiles = map[string]*simFile{}
 		}
-		mode, owner, group := pmxcfsAttrs(p)
-		d.PVEFiles[p] = &simFile{Content: f.Content, Mode: mode, Owner: owner, Group: group}
+		d.PVEFiles[p] = &simFile{Content: f.Content, Mode: pmxcfsMode(p), Owner: pmxcfsOwner, Group: pmxcfsGroup}
 		x.changed = true
 		return nil
 	}

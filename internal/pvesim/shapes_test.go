@@ -224,7 +224,7 @@ func TestShapesJoinRefusedForNodeWithGuests(t *testing.T) {
 	a := createLab(t, s)
 	s.CreateTestVM("z2g4b", 120, "guest")
 	b := rootOn(t, s, "z2g4b")
-	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, "z2g4b", 1)).data().(string)
+	upid := b.ok("POST", "/cluster/config/join", joinParams(s, t, 1)).data().(string)
 	exit, log := taskFails(t, b, "z2g4b", upid)
 	if exit != "Check if node may join a cluster failed!" ||
 		!strings.Contains(log, `"detected the following error(s):"},{"n":2,"t":"* this host already contains virtual guests"}`) {
@@ -234,7 +234,7 @@ func TestShapesJoinRefusedForNodeWithGuests(t *testing.T) {
 		t.Fatalf("cluster nodelist changed: %v", n)
 	}
 	// With force the check only warns.
-	p := joinParams(s, t, "z2g4b", 1)
+	p := joinParams(s, t, 1)
 	p.Set("force", "1")
 	upid = b.ok("POST", "/cluster/config/join", p).data().(string)
 	st := waitVia(t, a, "z2g4b", upid) // b's credentials change with the join

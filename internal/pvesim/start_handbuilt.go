@@ -314,7 +314,7 @@ func (s *Sim) hbCluster(plan []hbNode, name string) error {
 	s.mu.Unlock()
 	if !clustered {
 		l0, l1 := first.links()
-		if _, err := s.hbCall(first.name, "POST", "/cluster/config", map[string]string{
+		if err := s.hbCall(first.name, "POST", "/cluster/config", map[string]string{
 			"clustername": name, "link0": l0, "link1": l1,
 		}); err != nil {
 			return err
@@ -332,14 +332,14 @@ func (s *Sim) hbCluster(plan []hbNode, name string) error {
 			continue
 		}
 		l0, l1 := n.links()
-		if _, err := s.hbCall(n.name, "POST", "/cluster/config/join", map[string]string{
+		if err := s.hbCall(n.name, "POST", "/cluster/config/join", map[string]string{
 			"hostname": first.mgmtAddr(), "fingerprint": fp, "password": pw,
 			"link0": l0, "link1": l1,
 		}); err != nil {
 			return err
 		}
 	}
-	_, err := s.hbCall(first.name, "PUT", "/cluster/options", map[string]string{
+	err := s.hbCall(first.name, "PUT", "/cluster/options", map[string]string{
 		"migration": "type=secure,network=" + first.rules.storageNet + ".0/24",
 		"ha":        "shutdown_policy=migrate",
 	})
@@ -390,30 +390,30 @@ func (s *Sim) hbCeph(all []hbNode) error {
 			return err
 		}
 	}
-	if _, err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/init", initParams); err != nil {
+	if err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/init", initParams); err != nil {
 		return err
 	}
 	for _, n := range plan {
-		if _, err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/mon/"+n.name, nil); err != nil {
+		if err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/mon/"+n.name, nil); err != nil {
 			return err
 		}
 	}
 	// The first monitor brought the first node's manager.
 	for _, n := range plan[1:] {
-		if _, err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/mgr/"+n.name, nil); err != nil {
+		if err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/mgr/"+n.name, nil); err != nil {
 			return err
 		}
 	}
 	for _, n := range plan {
 		for _, dev := range n.osdDisks {
-			if _, err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/osd", map[string]string{"dev": dev}); err != nil {
+			if err := s.hbCall(n.name, "POST", "/nodes/"+n.name+"/ceph/osd", map[string]string{"dev": dev}); err != nil {
 				return err
 			}
 		}
 	}
 	// The GUI's pool dialog: its defaults (128 PGs, autoscale on) and
 	// "Add as Storage".
-	if _, err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/pool", map[string]string{
+	if err := s.hbCall(first, "POST", "/nodes/"+first+"/ceph/pool", map[string]string{
 		"name": rules.pool, "size": "3", "min_size": "2", "application": "rbd", "pg_num": "128",
 		"pg_autoscale_mode": "on", "add_storages": "1",
 	}); err != nil {
@@ -489,7 +489,7 @@ func (s *Sim) hbWaitCephClean(node, after string) error {
 func (s *Sim) hbGuests(plan []hbNode) error {
 	n1, n2, pool := plan[0].name, plan[1].name, plan[0].rules.pool
 	vm := "/nodes/" + n1 + "/qemu/100"
-	if _, err := s.hbCall(n1, "POST", "/nodes/"+n1+"/qemu", map[string]string{
+	if err := s.hbCall(n1, "POST", "/nodes/"+n1+"/qemu", map[string]string{
 		"vmid": "100", "agent": "1", "bios": "ovmf", "cores": "4", "cpu": "host", "memory": "8192", "numa": "0",
 		"ostype": "l26", "sockets": "1", "scsihw": "virtio-scsi-single", "scsi0": pool + ":32",
 	}); err != nil {
@@ -497,10 +497,10 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 	}
 	// The first disk, detached (it stays as unused0) and replaced by one
 	// with the log's options.
-	if _, err := s.hbCall(n1, "PUT", vm+"/config", map[string]string{"delete": "scsi0"}); err != nil {
+	if err := s.hbCall(n1, "PUT", vm+"/config", map[string]string{"delete": "scsi0"}); err != nil {
 		return err
 	}
-	if _, err := s.hbCall(n1, "POST", vm+"/config", map[string]string{
+	if err := s.hbCall(n1, "POST", vm+"/config", map[string]string{
 		"scsi0": pool + ":32,cache=writeback,discard=on,iothread=1,ssd=1",
 		// The detach took scsi0 out of the boot order; the GUI's Boot
 		// Order dialog put the new disk back.
@@ -508,15 +508,15 @@ func (s *Sim) hbGuests(plan []hbNode) error {
 	}); err != nil {
 		return err
 	}
-	if _, err := s.hbCall(n1, "POST", vm+"/status/start", nil); err != nil {
+	if err := s.hbCall(n1, "POST", vm+"/status/start", nil); err != nil {
 		return err
 	}
 	// "ha-manager add vm:100 --state started": a resource without a group
 	// (8.4) or a rule (9.1), so free to run on any node.
-	if _, err := s.hbCall(n1, "POST", "/cluster/ha/resources", map[string]string{"sid": "vm:100", "state": "started"}); err != nil {
+	if err := s.hbCall(n1, "POST", "/cluster/ha/resources", map[string]string{"sid": "vm:100", "state": "started"}); err != nil {
 		return err
 	}
-	_, err := s.hbCall(n2, "POST", "/nodes/"+n2+"/qemu", map[string]string{
+	err := s.hbCall(n2, "POST", "/nodes/"+n2+"/qemu", map[string]string{
 		"vmid": "101", "cores": "2", "memory": "2048", "ostype": "l26", "scsihw": "virtio-scsi-single",
 		"scsi0": pool + ":8,discard=on,iothread=1,ssd=1",
 		// The GUI's network tab: a virtio NIC on the guest bridge with

@@ -21,14 +21,14 @@ import (
 // hbCall runs one API request on node's pveproxy as root@pam, and waits
 // for the task it starts; a refused request or a failed task is an error
 // naming the call.
-func (s *Sim) hbCall(node, verb, path string, params map[string]string) (any, error) {
+func (s *Sim) hbCall(node, verb, path string, params map[string]string) error {
 	rt, vars := s.findRoute(path)
 	var md *method
 	if rt != nil {
 		md = rt.methods[verb]
 	}
 	if md == nil {
-		return nil, fmt.Errorf("hand-built: %s %s: no such API method", verb, path)
+		return fmt.Errorf("hand-built: %s %s: no such API method", verb, path)
 	}
 	p := maps.Clone(params)
 	if p == nil {
@@ -40,11 +40,11 @@ func (s *Sim) hbCall(node, verb, path string, params map[string]string) (any, er
 	res, aerr := s.dispatch(c, rt, md)
 	s.mu.Unlock()
 	if aerr != nil {
-		return nil, fmt.Errorf("hand-built: %s %s on %s: %d %s%s", verb, path, node, aerr.Status, aerr.Message, paramErrText(aerr.Errors))
+		return fmt.Errorf("hand-built: %s %s on %s: %d %s%s", verb, path, node, aerr.Status, aerr.Message, paramErrText(aerr.Errors))
 	}
 	upid, ok := res.(string)
 	if !ok || !strings.HasPrefix(upid, "UPID:") {
-		return res, nil
+		return nil
 	}
 	// Every task goroutine is in s.wg and nothing else runs before the
 	// listeners start, so waiting for the group waits for this task.
@@ -53,12 +53,12 @@ func (s *Sim) hbCall(node, verb, path string, params map[string]string) (any, er
 	defer s.mu.Unlock()
 	t := s.taskByUPIDLocked(upid)
 	if t == nil {
-		return nil, fmt.Errorf("hand-built: %s %s on %s: task %s vanished", verb, path, node, upid)
+		return fmt.Errorf("hand-built: %s %s on %s: task %s vanished", verb, path, node, upid)
 	}
 	if t.ExitStatus != "OK" {
-		return nil, fmt.Errorf("hand-built: %s %s on %s: task %s: %s", verb, path, node, t.Type, t.ExitStatus)
+		return fmt.Errorf("hand-built: %s %s on %s: task %s: %s", verb, path, node, t.Type, t.ExitStatus)
 	}
-	return upid, nil
+	return nil
 }
 
 func (s *Sim) taskByUPIDLocked(upid string) *task {

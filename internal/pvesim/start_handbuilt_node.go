@@ -25,7 +25,7 @@ func (s *Sim) hbNetwork(plan []hbNode) error {
 		// The installer's bridge goes first: it holds the gateway and a
 		// port bond0 takes.
 		if view.Ifaces["vmbr0"] != nil {
-			if _, err := s.hbCall(n.name, "DELETE", base+"/vmbr0", nil); err != nil {
+			if err := s.hbCall(n.name, "DELETE", base+"/vmbr0", nil); err != nil {
 				return err
 			}
 		}
@@ -56,7 +56,7 @@ func (s *Sim) hbNetwork(plan []hbNode) error {
 		}
 		calls = append(calls, apiCall{"PUT", base, nil}) // apply: ifreload
 		for _, c := range calls {
-			if _, err := s.hbCall(n.name, c.method, c.path, c.params); err != nil {
+			if err := s.hbCall(n.name, c.method, c.path, c.params); err != nil {
 				return err
 			}
 		}
@@ -114,10 +114,10 @@ const hbTimerOverride = "[Timer]\nOnCalendar=\nOnCalendar=00/4:00\nRandomizedDel
 // repository, through the GUI's repository calls.
 func (s *Sim) hbRepositories(node string) error {
 	path := "/nodes/" + node + "/apt/repositories"
-	if _, err := s.hbCall(node, "GET", path, nil); err != nil {
+	if err := s.hbCall(node, "GET", path, nil); err != nil {
 		return err
 	}
-	if _, err := s.hbCall(node, "PUT", path, map[string]string{"handle": "no-subscription"}); err != nil {
+	if err := s.hbCall(node, "PUT", path, map[string]string{"handle": "no-subscription"}); err != nil {
 		return err
 	}
 	type entry struct {
@@ -138,7 +138,7 @@ func (s *Sim) hbRepositories(node string) error {
 	}
 	s.mu.Unlock()
 	for _, e := range off {
-		if _, err := s.hbCall(node, "POST", path, map[string]string{"path": e.path, "index": strconv.Itoa(e.index), "enabled": "0"}); err != nil {
+		if err := s.hbCall(node, "POST", path, map[string]string{"path": e.path, "index": strconv.Itoa(e.index), "enabled": "0"}); err != nil {
 			return err
 		}
 	}

@@ -37,13 +37,13 @@ func startHandBuiltFrom(t *testing.T, lab *Lab, opts Options) (*Sim, Info) {
 	s, _ := startSim(t, opts)
 	for _, n := range lab.Nodes {
 		base := "/nodes/" + n.Name + "/network"
-		if _, err := s.hbCall(n.Name, "POST", base, map[string]string{
+		if err := s.hbCall(n.Name, "POST", base, map[string]string{
 			"iface": "vmbr0", "type": "bridge", "autostart": "1", "bridge_ports": n.Management.NIC,
 			"cidr": n.Management.CIDR, "gateway": n.Management.Gateway,
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.hbCall(n.Name, "PUT", base, nil); err != nil {
+		if err := s.hbCall(n.Name, "PUT", base, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

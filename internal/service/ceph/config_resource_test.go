@@ -52,7 +52,7 @@ func cephConfigEnv(t *testing.T, scale float64, restarts bool) *acctest.Env {
 			}
 		}
 	}
-	createPool(t, e, "rbd", 3, 2, 64, 8<<30)
+	createPool(t, e, "rbd", 64, 8<<30)
 	return e
 }
 

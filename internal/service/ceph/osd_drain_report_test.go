@@ -23,7 +23,7 @@ func TestAccCephOSD_drainReport(t *testing.T) {
 		{Config: osdConfig(e, labOSDs(e)...)},
 		{
 			PreConfig: func() {
-				createPool(t, e, "rbd", 3, 2, 64, 8<<30)
+				createPool(t, e, "rbd", 64, 8<<30)
 				rec.Reset()
 			},
 			Config: osdConfig(e, labOSDs(e, c+":/dev/sdc")...),

@@ -56,10 +56,12 @@ func setupCeph(t *testing.T, e *acctest.Env) *pve.Client {
 	return root
 }
 
-// createPool makes a replicated RBD pool through the client (the pool
-// resource lives elsewhere) and sets how much data it holds.
-func createPool(t *testing.T, e *acctest.Env, name string, size, minSize, pgs int64, stored int64) {
+// createPool makes a replicated RBD pool of size 3 (min_size 2) through
+// the client (the pool resource lives elsewhere) and sets how much data it
+// holds.
+func createPool(t *testing.T, e *acctest.Env, name string, pgs int64, stored int64) {
 	t.Helper()
+	size, minSize := int64(3), int64(2)
 	ctx := context.Background()
 	c := e.RootClient(t)
 	upid, err := c.CreateCephPool(ctx, e.Nodes[0], name, pve.CephPoolRequest{Size: &size, MinSize: &minSize, PGNum: &pgs, Application: "rbd"})
@@ -216,13 +218,14 @@ func errRE(fragments ...string) *regexp.Regexp {
 	return regexp.MustCompile(`(?s)` + strings.Join(fragments, `.*`))
 }
 
-// withDeleteTimeout gives every spec without a timeouts block one, so that a
-// failing test with a frozen Ceph clock cannot hang in the final destroy.
-func withDeleteTimeout(specs []osdSpec, d string) []osdSpec {
+// withDeleteTimeout gives every spec without a timeouts block one (delete
+// in 1m), so that a failing test with a frozen Ceph clock cannot hang in
+// the final destroy.
+func withDeleteTimeout(specs []osdSpec) []osdSpec {
 	out := make([]osdSpec, len(specs))
 	for i, s := range specs {
 		if !strings.Contains(s.extra, "timeouts") {
-			s.extra += fmt.Sprintf("  timeouts {\n    delete = %q\n  }\n", d)
+			s.extra += "  timeouts {\n    delete = \"1m\"\n  }\n"
 		}
 		out[i] = s
 	}

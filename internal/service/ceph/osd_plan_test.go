@@ -57,11 +57,11 @@ func frozenOSDLab(t *testing.T, absent, removed []string) (e *acctest.Env, a str
 	for _, d := range absent {
 		skip = append(skip, a+":"+d)
 	}
-	specs = withDeleteTimeout(labOSDs(e, skip...), "1m")
+	specs = withDeleteTimeout(labOSDs(e, skip...))
 	for _, d := range removed {
 		skip = append(skip, a+":"+d)
 	}
-	return e, a, specs, withDeleteTimeout(labOSDs(e, skip...), "1m")
+	return e, a, specs, withDeleteTimeout(labOSDs(e, skip...))
 }
 
 // Removing both OSDs of one host in the reference lab (pool size 3 on 3
@@ -107,7 +107,7 @@ func TestAccCephOSD_planRefusesDestroysThatEmptyAHost(t *testing.T) {
 			{
 				// One OSD of the host alone leaves the host its other
 				// OSD: not refused.
-				Config:             labWithPool(e, withDeleteTimeout(labOSDs(e, a+":/dev/sdb"), "1m")),
+				Config:             labWithPool(e, withDeleteTimeout(labOSDs(e, a+":/dev/sdb"))),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
@@ -159,7 +159,7 @@ func TestAccCephOSD_planCountsPoolsTerraformDoesNotManage(t *testing.T) {
 				st := refusedStep(osdConfig(e, without...), words("Unable to Destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
 					words(`Pool "byhand" keeps size = 3 copies on distinct hosts`), words(a+" would lose its last OSDs"),
 					words(`Pool "byhand" counts as PVE lists it now`), words("apply that first"))
-				st.PreConfig = func() { createPool(t, e, "byhand", 3, 2, 32, 1<<30) }
+				st.PreConfig = func() { createPool(t, e, "byhand", 32, 1<<30) }
 				return st
 			}(),
 			{

@@ -127,7 +127,7 @@ func osdExtraDiskProblem(disks []pve.Disk, node, attr, dev string) string {
 // (-replace, taint), whose destroy frees the disk first.
 const osdsInState = "ceph/osds-in-state"
 
-func noteOSDInState(ctx context.Context, pd *framework.ProviderData, st *osdModel) {
+func noteOSDInState(pd *framework.ProviderData, st *osdModel) {
 	if pd != nil && !st.Node.IsNull() && !st.Device.IsNull() {
 		pd.PlanNote(osdsInState, st.Node.ValueString()+" "+st.Device.ValueString(), "")
 	}

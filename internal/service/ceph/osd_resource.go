@@ -277,7 +277,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	noteOSDInState(ctx, r.PD, &st)
+	noteOSDInState(r.PD, &st)
 	name := osdNames(st.ids(ctx))
 	refuse := func(attrName string, old, want attr.Value) {
 		if want.IsUnknown() || old.IsNull() || old.IsUnknown() || old.Equal(want) {
@@ -532,7 +532,7 @@ func (r *osdResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		}
 		return
 	}
-	noteOSDInState(ctx, r.PD, &st)
+	noteOSDInState(r.PD, &st)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
 }
 

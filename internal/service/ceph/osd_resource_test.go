@@ -215,7 +215,7 @@ func TestAccCephOSD_replaceKeepsData(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					createPool(t, e, "ceph", 3, 2, 64, 32<<30)
+					createPool(t, e, "ceph", 64, 32<<30)
 					if st, err := e.Client.CephClusterStatus(context.Background()); err != nil || !st.AllActiveClean() {
 						t.Fatalf("pool not clean before the replace: %+v %v", st, err)
 					}
@@ -281,7 +281,7 @@ func TestAccCephOSD_destroyRefusedWhenItCannotDrain(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: osdConfig(e, specs...)},
 			{
-				PreConfig: func() { createPool(t, e, "ceph", 3, 2, 32, 4<<30) },
+				PreConfig: func() { createPool(t, e, "ceph", 32, 4<<30) },
 				Config:    osdConfig(e, specs[1:]...),
 				ExpectError: errRE(words("Unable to Destroy Ceph OSD osd."), words(`Pool "ceph" keeps size = 3 copies on distinct hosts`),
 					words("only 2 host(s) have OSDs that are in"), words("Its drain would refuse at apply"), words("Add an OSD on another host first")),
@@ -326,8 +326,8 @@ func TestAccCephOSD_destroyRefusedWhenItWouldLoseTheLastCopy(t *testing.T) {
 	e := cephEnv(t, -1) // frozen: down OSDs are not marked out behind the test's back
 	setupCeph(t, e)
 	a, b, c := e.Nodes[0], e.Nodes[1], e.Nodes[2]
-	specs := withDeleteTimeout(labOSDs(e), "1m")
-	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdb"), "1m")
+	specs := withDeleteTimeout(labOSDs(e))
+	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdb"))
 	aSDB := osdAddr(a, "/dev/sdb")
 	var down []int
 	intact := func(s *terraform.State) error {
@@ -351,7 +351,7 @@ func TestAccCephOSD_destroyRefusedWhenItWouldLoseTheLastCopy(t *testing.T) {
 			{Config: osdConfig(e, specs...)},
 			{
 				PreConfig: func() {
-					createPool(t, e, "ceph", 3, 2, 64, 4<<30)
+					createPool(t, e, "ceph", 64, 4<<30)
 					// Every OSD of the other two hosts: each PG keeps one
 					// copy (on a), below min_size 2, whichever OSD ids
 					// the parallel creates handed out.
@@ -391,7 +391,7 @@ func TestAccCephOSD_destroyRefusedWhenItWouldLoseTheLastCopy(t *testing.T) {
 					deletePool(t, e, "ceph")
 					// PVE's API cannot set size 1 (Ceph wants
 					// --yes-i-really-mean-it); an admin does it by hand.
-					createPool(t, e, "scratch", 3, 2, 64, 1<<30)
+					createPool(t, e, "scratch", 64, 1<<30)
 					e.Sim.SetCephPoolSize("scratch", 1, 1)
 					id := osdOn(t, e, a, "/dev/sdb")
 					if o := tree(t, e).OSD(id); o == nil || o.PGs == 0 {
@@ -423,7 +423,7 @@ func TestAccCephOSD_timeoutLeavesOSDOut(t *testing.T) {
 	setupCeph(t, e)
 	a := e.Nodes[0]
 	aSDB := osdAddr(a, "/dev/sdb")
-	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdb"), "1m")
+	without := withDeleteTimeout(labOSDs(e, a+":/dev/sdb"))
 	short := append(without, osdSpec{node: a, dev: "/dev/sdb", extra: "  timeouts {\n    delete = \"2s\"\n  }\n"})
 	var id int64
 	e.Run(t, resource.TestCase{
@@ -431,7 +431,7 @@ func TestAccCephOSD_timeoutLeavesOSDOut(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: osdConfig(e, short...)},
 			{
-				PreConfig: func() { createPool(t, e, "ceph", 3, 2, 64, 4<<30); id = osdOn(t, e, a, "/dev/sdb") },
+				PreConfig: func() { createPool(t, e, "ceph", 64, 4<<30); id = osdOn(t, e, a, "/dev/sdb") },
 				Config:    osdConfig(e, without...),
 				ExpectError: errRE(words("timed out after 2s waiting for Ceph to drain osd.")+`\d+`, words("stays out"), words("stays in Terraform state"),
 					`[1-9]\d*\s+PGs\s+and\s+[0-9.]+\s+[KMG]iB\s+still\s+on\s+osd\.\d+`, `[1-9]\d*\s+objects\s+misplaced`),

@@ -54,8 +54,12 @@ func newCephEnv(t *testing.T) (*acctest.Env, string) {
 	return e, node
 }
 
-// checkPool asserts what PVE reports for the pool, not Terraform's state.
-func checkPool(e *acctest.Env, node, name string, check func(*pve.CephPool) error) func(*terraform.State) error {
+// testPool is the name of the pool the pool tests manage.
+const testPool = "ceph"
+
+// checkPool asserts what PVE reports for testPool, not Terraform's state.
+func checkPool(e *acctest.Env, node string, check func(*pve.CephPool) error) func(*terraform.State) error {
+	name := testPool
 	return func(*terraform.State) error {
 		p, err := e.Client.CephPool(context.Background(), node, name)
 		if err != nil {
@@ -65,9 +69,10 @@ func checkPool(e *acctest.Env, node, name string, check func(*pve.CephPool) erro
 	}
 }
 
-// checkPoolGone asserts PVE no longer has the pool (and, on the
+// checkPoolGone asserts PVE no longer has testPool (and, on the
 // simulator, no RBD storage on it).
-func checkPoolGone(e *acctest.Env, node, name string) func(*terraform.State) error {
+func checkPoolGone(e *acctest.Env, node string) func(*terraform.State) error {
+	name := testPool
 	return func(*terraform.State) error {
 		_, err := e.Client.CephPool(context.Background(), node, name)
 		if !errors.Is(err, pve.ErrNotFound) {

@@ -22,7 +22,7 @@ func TestAccCephPool_refsAtPlan(t *testing.T) {
 	body := "  size = %d\n  min_size = 2\n  deletion_protection = false\n"
 	var from, rulesFrom int
 	e.Run(t, resource.TestCase{
-		CheckDestroy: checkPoolGone(e, node, "ceph"),
+		CheckDestroy: checkPoolGone(e, node),
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { from = len(e.Sim.Requests()) },

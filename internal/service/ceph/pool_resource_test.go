@@ -42,7 +42,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 		return nil
 	}
 	e.Run(t, resource.TestCase{
-		CheckDestroy: checkPoolGone(e, node, "ceph"),
+		CheckDestroy: checkPoolGone(e, node),
 		Steps: []resource.TestStep{
 			{
 				Config: e.Config(poolConfig(node, `
@@ -58,7 +58,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 					resource.TestCheckResourceAttr(poolAddr, "crush_rule", "replicated_rule"),
 					resource.TestCheckResourceAttr(poolAddr, "deletion_protection", "true"),
 					resource.TestCheckResourceAttrSet(poolAddr, "pool_id"),
-					checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+					checkPool(e, node, func(p *pve.CephPool) error {
 						if p.Size != 3 || p.MinSize != 2 || p.PGNum != 128 || p.Application != "rbd" || p.PGAutoscaleMode != "warn" {
 							return fmt.Errorf("PVE reports %+v", p)
 						}
@@ -102,7 +102,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(poolAddr, "target_size", "100G"),
-					checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+					checkPool(e, node, func(p *pve.CephPool) error {
 						if p.Size != 2 || p.MinSize != 2 || p.PGNum != 256 || p.PGNumMin != 64 || p.PGAutoscaleMode != "off" || p.TargetSize != 100<<30 {
 							return fmt.Errorf("PVE reports %+v", p)
 						}
@@ -125,7 +125,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckNoResourceAttr(poolAddr, "target_size"),
 					resource.TestCheckNoResourceAttr(poolAddr, "pg_num_min"),
-					checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+					checkPool(e, node, func(p *pve.CephPool) error {
 						if p.Size != 3 || p.MinSize != 2 || p.PGNum != 64 || p.PGNumMin != 0 || p.TargetSize != 0 || p.PGAutoscaleMode != "warn" {
 							return fmt.Errorf("PVE reports %+v", p)
 						}
@@ -161,7 +161,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate),
 				}},
-				Check: checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+				Check: checkPool(e, node, func(p *pve.CephPool) error {
 					if p.Size != 3 || p.MinSize != 2 || p.TargetSizeRatio != 0.5 {
 						return fmt.Errorf("PVE reports %+v", p)
 					}
@@ -183,7 +183,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
   add_storages        = true
   deletion_protection = false
 `)),
-				Check: checkPool(e, node, "ceph", samePool),
+				Check: checkPool(e, node, samePool),
 			},
 		},
 	})
@@ -267,7 +267,7 @@ resource "pve_ceph_pool" "ceph" {
 `, name, node, body))
 	}
 	e.Run(t, resource.TestCase{
-		CheckDestroy: checkPoolGone(e, node, "ceph"),
+		CheckDestroy: checkPoolGone(e, node),
 		Steps: []resource.TestStep{
 			{Config: cfg("ceph", "")},
 			{Config: cfg("vm-disks", ""), PlanOnly: true, ExpectError: errorRE(`(?s)Ceph pool cannot be renamed.*ceph osd pool rename ceph vm-disks`)},
@@ -325,7 +325,7 @@ func TestAccCephPool_deleteWithImages(t *testing.T) {
 `, force)))
 	}
 	e.Run(t, resource.TestCase{
-		CheckDestroy: checkPoolGone(e, node, "ceph"),
+		CheckDestroy: checkPoolGone(e, node),
 		Steps: []resource.TestStep{
 			{
 				Config: cfg(false),
@@ -344,7 +344,7 @@ func TestAccCephPool_deleteWithImages(t *testing.T) {
 				// Still there, still in the state, with its storage.
 				Config:           cfg(false),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check: checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+				Check: checkPool(e, node, func(p *pve.CephPool) error {
 					if e.Sim.CephRBDStorages()["ceph"] != "ceph" {
 						return fmt.Errorf("storage removed although the pool stayed")
 					}
@@ -372,7 +372,7 @@ func TestAccCephPool_autoscaler(t *testing.T) {
 `+body))
 	}
 	pgNum := func(want int64) func(*terraform.State) error {
-		return checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+		return checkPool(e, node, func(p *pve.CephPool) error {
 			if p.PGNum != want {
 				return fmt.Errorf("pg_num %d, want %d", p.PGNum, want)
 			}
@@ -380,7 +380,7 @@ func TestAccCephPool_autoscaler(t *testing.T) {
 		})
 	}
 	e.Run(t, resource.TestCase{
-		CheckDestroy: checkPoolGone(e, node, "ceph"),
+		CheckDestroy: checkPoolGone(e, node),
 		Steps: []resource.TestStep{
 			{
 				Config: on(""),

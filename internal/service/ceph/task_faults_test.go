@@ -112,7 +112,7 @@ func TestAccCephOSDPool_destroyTaskFails(t *testing.T) {
 			return
 		}
 		e, node := newCephEnv(t)
-		tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(), regexp.MustCompile(`Unable to Delete Ceph pool`), checkPoolGone(e, node, "ceph"))
+		tc = e.TaskFaultCase("task "+typ+"="+action+":1x", e.Config(), regexp.MustCompile(`Unable to Delete Ceph pool`), checkPoolGone(e, node))
 		tc.Steps = append([]resource.TestStep{{Config: e.Config(poolConfig(node, "  size = 3\n  min_size = 2\n  deletion_protection = false\n"))}}, tc.Steps...)
 		e.Run(t, tc)
 	})
@@ -138,7 +138,7 @@ func TestAccCephDaemonsPoolFlags_taskFails(t *testing.T) {
 			cfg := func(size int) string {
 				return e.Config(poolConfig(node, fmt.Sprintf("  size = %d\n  min_size = 2\n  deletion_protection = false\n", size)))
 			}
-			tc := e.TaskFaultCase(spec, cfg(2), regexp.MustCompile(`Unable to Update Ceph pool`), checkPool(e, node, "ceph", func(p *pve.CephPool) error {
+			tc := e.TaskFaultCase(spec, cfg(2), regexp.MustCompile(`Unable to Update Ceph pool`), checkPool(e, node, func(p *pve.CephPool) error {
 				if p.Size != 2 {
 					return fmt.Errorf("size %d, want 2", p.Size)
 				}

@@ -107,12 +107,13 @@ func (r *acmeAccountResource) Schema(ctx context.Context, _ resource.SchemaReque
 	}
 }
 
-// requireRoot fails clearly when the provider uses an API token.
-func requireRoot(pd *framework.ProviderData, diags *diag.Diagnostics, what string) bool {
+// requireRoot fails clearly when the provider uses an API token: ACME
+// accounts are root@pam's.
+func requireRoot(pd *framework.ProviderData, diags *diag.Diagnostics) bool {
 	if pd == nil {
 		return true
 	}
-	return framework.RequireRootTicket(pd.Client, diags, what)
+	return framework.RequireRootTicket(pd.Client, diags, acmeAccountTypeName)
 }
 
 // ModifyPlan reports a token at plan time rather than at apply.
@@ -120,11 +121,11 @@ func (r *acmeAccountResource) ModifyPlan(_ context.Context, req resource.ModifyP
 	if req.Plan.Raw.IsNull() && req.State.Raw.IsNull() {
 		return
 	}
-	requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName)
+	requireRoot(r.PD, &resp.Diagnostics)
 }
 
 func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan acmeAccountModel
@@ -205,7 +206,7 @@ func (r *acmeAccountResource) readInto(ctx context.Context, m *acmeAccountModel,
 }
 
 func (r *acmeAccountResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var st acmeAccountModel
@@ -224,7 +225,7 @@ func (r *acmeAccountResource) Read(ctx context.Context, req resource.ReadRequest
 }
 
 func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var plan acmeAccountModel
@@ -258,7 +259,7 @@ func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *acmeAccountResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, acmeAccountTypeName) {
+	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
 		return
 	}
 	var st acmeAccountModel

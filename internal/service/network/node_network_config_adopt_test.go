@@ -21,7 +21,7 @@ func TestAccNodeNetworkConfig_adoptHandBuilt(t *testing.T) {
 	e := acctest.HandBuilt(t)
 	node := e.Node(t, 0)
 	// As the build log's user wrote it: no comments.
-	hcl := strings.NewReplacer(`, comments = "corosync link0"`, "", `, comments = "storage network"`, "").Replace(referenceLabConfig(node, 10, ""))
+	hcl := strings.NewReplacer(`, comments = "corosync link0"`, "", `, comments = "storage network"`, "").Replace(referenceLabConfig(node, ""))
 	config := e.Config(hcl + fmt.Sprintf(`
 import {
   to = pve_node_network_config.lab

@@ -16,8 +16,9 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/pvesim"
 )
 
-// referenceLabConfig is one node of the reference lab as one resource.
-func referenceLabConfig(node string, octet int, extra string) string {
+// referenceLabConfig is the reference lab's first node (addresses .10) as
+// one resource, with extra interfaces.
+func referenceLabConfig(node string, extra string) string {
 	return fmt.Sprintf(`
 resource "pve_node_network_config" "lab" {
   node = %[1]q
@@ -28,15 +29,15 @@ resource "pve_node_network_config" "lab" {
       bridge_ports      = ["bond0"]
       bridge_vlan_aware = true
       bridge_vids       = "2-4094"
-      cidr              = "172.27.2.%[2]d/24"
+      cidr              = "172.27.2.10/24"
       gateway           = "172.27.2.254"
     }
-    "bridge0.60" = { type = "vlan", cidr = "169.254.60.%[2]d/24", comments = "corosync link0" }
-    cx354ap1     = { type = "eth", cidr = "169.254.50.%[2]d/24", mtu = 9000, comments = "storage network" }
-    %[3]s
+    "bridge0.60" = { type = "vlan", cidr = "169.254.60.10/24", comments = "corosync link0" }
+    cx354ap1     = { type = "eth", cidr = "169.254.50.10/24", mtu = 9000, comments = "storage network" }
+    %[2]s
   }
 }
-`, node, octet, extra)
+`, node, extra)
 }
 
 func countReloads(e *acctest.Env, node string, from int) int {
@@ -68,7 +69,7 @@ func TestAccNodeNetworkConfig_cutover(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { mark = len(e.Sim.Requests()) },
-				Config:    e.Config(referenceLabConfig(node, 10, "")),
+				Config:    e.Config(referenceLabConfig(node, "")),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(addr, "id", node),
 					resource.TestCheckResourceAttr(addr, "interfaces.%", "4"),
@@ -105,7 +106,7 @@ func TestAccNodeNetworkConfig_cutover(t *testing.T) {
 				),
 			},
 			{
-				Config:   e.Config(referenceLabConfig(node, 10, "")),
+				Config:   e.Config(referenceLabConfig(node, "")),
 				PlanOnly: true,
 			},
 			{
@@ -118,7 +119,7 @@ func TestAccNodeNetworkConfig_cutover(t *testing.T) {
 			{
 				// One changed comment is one update and one reload.
 				PreConfig: func() { mark = len(e.Sim.Requests()) },
-				Config:    e.Config(strings.Replace(referenceLabConfig(node, 10, ""), "corosync link0", "corosync link0 (vlan 60)", 1)),
+				Config:    e.Config(strings.Replace(referenceLabConfig(node, ""), "corosync link0", "corosync link0 (vlan 60)", 1)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
@@ -151,7 +152,7 @@ func TestAccNodeNetworkConfig_importUnchangedNode(t *testing.T) {
 	}
 	node := e.Node(t, 0)
 	const addr = "pve_node_network_config.lab"
-	config := e.Config(referenceLabConfig(node, 10, ""))
+	config := e.Config(referenceLabConfig(node, ""))
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{
 			PreConfig: func() {
@@ -209,9 +210,9 @@ func TestAccNodeNetworkConfig_ownership(t *testing.T) {
 	}
 	node := e.Node(t, 0)
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
-		{Config: e.Config(referenceLabConfig(node, 10, `vmbr9 = { type = "bridge", cidr = "10.9.0.1/24" }`))},
+		{Config: e.Config(referenceLabConfig(node, `vmbr9 = { type = "bridge", cidr = "10.9.0.1/24" }`))},
 		{
-			Config: e.Config(strings.Replace(referenceLabConfig(node, 10, ""),
+			Config: e.Config(strings.Replace(referenceLabConfig(node, ""),
 				`cx354ap1     = { type = "eth", cidr = "169.254.50.10/24", mtu = 9000, comments = "storage network" }`, "", 1)),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("pve_node_network_config.lab", "interfaces.%", "3"),
@@ -320,7 +321,7 @@ func TestAccNodeNetworkConfig_refusedStepRevertsOwnStaging(t *testing.T) {
 			e.Sim.InjectFault(pvesim.Fault{Method: "POST", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultError,
 				Status: 400, Message: "parameter verification failed", Count: 1})
 		},
-		Config:      e.Config(referenceLabConfig(node, 10, "")),
+		Config:      e.Config(referenceLabConfig(node, "")),
 		ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*staging step "create bond0".*was refused`),
 	}}, CheckDestroy: func(*terraform.State) error {
 		list, err := e.Client.Network(context.Background(), node)
@@ -358,7 +359,7 @@ func TestAccNodeNetworkConfig_lostStepAnswerReverts(t *testing.T) {
 			mark = len(e.Sim.Requests())
 			e.Sim.InjectFault(pvesim.Fault{Method: "POST", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultConnectionReset})
 		},
-		Config:      e.Config(referenceLabConfig(node, 10, "")),
+		Config:      e.Config(referenceLabConfig(node, "")),
 		ExpectError: regexp.MustCompile(`(?s)Unable to Create node network configuration.*staging step "create bond0".*got no answer`),
 	}}, CheckDestroy: func(*terraform.State) error {
 		list, err := e.Client.Network(context.Background(), node)
@@ -379,7 +380,7 @@ func TestAccNodeNetworkConfig_lostStepAnswerReverts(t *testing.T) {
 func TestAccNodeNetworkConfig_refusesForeignPendingChanges(t *testing.T) {
 	t.Parallel()
 	e, node := freshInstallEnv(t)
-	e.Run(t, foreignPendingChangeCase(t, e, node, referenceLabConfig(node, 10, ""), "Unable to Create node network configuration"))
+	e.Run(t, foreignPendingChangeCase(t, e, node, referenceLabConfig(node, ""), "Unable to Create node network configuration"))
 }
 
 // Jumbo frames on the bond, its slaves, the bridge and the VLAN, then back:

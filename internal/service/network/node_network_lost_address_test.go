@@ -35,10 +35,10 @@ removed {
     destroy = false
   }
 }
-` + strings.NewReplacer(`"172.27.2.10/24"`, `"172.27.3.10/24"`, `"172.27.2.254"`, `"172.27.3.254"`).Replace(referenceLabConfig(node, 10, ""))
+` + strings.NewReplacer(`"172.27.2.10/24"`, `"172.27.3.10/24"`, `"172.27.2.254"`, `"172.27.3.254"`).Replace(referenceLabConfig(node, ""))
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			readdress,
 			destroy,
 			noAddress,

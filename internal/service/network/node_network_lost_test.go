@@ -91,7 +91,7 @@ func TestAccNodeNetworkConfig_lostAnswersConverge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e, node := freshInstallEnv(t)
-			config := e.Config(referenceLabConfig(node, 10, ""))
+			config := e.Config(referenceLabConfig(node, ""))
 			var mark int
 			e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 				{

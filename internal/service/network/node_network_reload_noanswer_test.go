@@ -24,7 +24,7 @@ func TestAccNodeNetworkRollback_reloadWithoutAnswerNotReportedApplied(t *testing
 	pc := e.ProviderConfig()
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				PreConfig: func() {
 					e.Sim.InjectFault(pvesim.Fault{Method: "PUT", Path: "^/nodes/" + node + "/network$", Kind: pvesim.FaultConnectionReset})

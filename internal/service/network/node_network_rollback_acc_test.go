@@ -60,7 +60,7 @@ resource "pve_node_network" "vmbr0" {
 }
 
 // importVMBR0 adopts the installer's vmbr0 into the state.
-func importVMBR0(e *acctest.Env, providerConfig, node string) resource.TestStep {
+func importVMBR0(providerConfig, node string) resource.TestStep {
 	return resource.TestStep{
 		Config:             providerConfig + vmbr0Config(node, ""),
 		ResourceName:       "pve_node_network.vmbr0",
@@ -147,7 +147,7 @@ func TestAccNodeNetworkRollback_confirmedAndDisarmed(t *testing.T) {
 	pc := e.ProviderConfig()
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				// VLAN-aware vmbr0 keeps the node reachable: confirmed.
 				Config: pc + vmbr0Config(node, "  bridge_vlan_aware = true\n  rollback_timeout_seconds = 20"),
@@ -175,7 +175,7 @@ func TestAccNodeNetworkRollback_bridgeWithoutPortIsRolledBack(t *testing.T) {
 	start := time.Now()
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				// bcm5720p1 has no link: the address sits on a bridge
 				// without a live port.
@@ -216,7 +216,7 @@ func TestAccNodeNetworkRollback_wrongPrefixRefusedBeforeAnyWrite(t *testing.T) {
 	var from int
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				PreConfig: func() { from = len(e.Sim.Requests()) },
 				Config: pc + `
@@ -272,7 +272,7 @@ resource "pve_node_network_config" "lab" {
 						t.Fatalf("node %s still cut off after the rollback: %s", node, why)
 					}
 				},
-				Config: e.Config(strings.Replace(referenceLabConfig(node, 10, ""), `resource "pve_node_network_config" "lab" {`,
+				Config: e.Config(strings.Replace(referenceLabConfig(node, ""), `resource "pve_node_network_config" "lab" {`,
 					"resource \"pve_node_network_config\" \"lab\" {\n  rollback_timeout_seconds = 5", 1)),
 				Check: checkOnNode(e, node, "bridge0", func(in *pve.NetworkInterface) error {
 					if in.Gateway != "172.27.2.254" {
@@ -300,7 +300,7 @@ resource "pve_node_network" "bond0" {
 `, node)
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				// bond0 itself is off the management path (a plain
 				// reload); moving vmbr0 onto it is not, and neither slave
@@ -335,7 +335,7 @@ func TestAccNodeNetworkRollback_refusedWithoutSSH(t *testing.T) {
 	pc := e.ProviderConfigWithoutSSH(t)
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				Config:      pc + vmbr0Config(node, "  bridge_vlan_aware = true"),
 				PlanOnly:    true,
@@ -377,7 +377,7 @@ func TestAccNodeNetworkRollback_optOutWithoutSSH(t *testing.T) {
 	optOut := "  allow_management_change_without_rollback = true\n  rollback_timeout_seconds = 5\n"
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				// Applied without a timer, and confirmed.
 				Config: pc + vmbr0Config(node, optOut+"  bridge_vlan_aware = true"),
@@ -437,7 +437,7 @@ func TestAccNodeNetworkRollback_refusesWhileAnEarlierTimerIsArmed(t *testing.T) 
 	}
 	e.Run(t, resource.TestCase{
 		Steps: []resource.TestStep{
-			importVMBR0(e, pc, node),
+			importVMBR0(pc, node),
 			{
 				// An earlier apply armed its timer and never came back.
 				PreConfig: func() {

@@ -18,7 +18,7 @@ func TestAccNodeNetworkRollback_configCutover(t *testing.T) {
 	t.Parallel()
 	e, node := freshInstallEnv(t)
 	config := func(slaves string) string {
-		return e.Config(strings.Replace(referenceLabConfig(node, 10, ""),
+		return e.Config(strings.Replace(referenceLabConfig(node, ""),
 			`slaves = ["bcm5720p0", "bcm5720p1"]`, "slaves = "+slaves, 1))
 	}
 	short := func(s string) string {
@@ -70,7 +70,7 @@ func TestAccNodeNetworkConfig_cutoverWithoutSSH(t *testing.T) {
 	t.Parallel()
 	e, node := freshInstallEnv(t)
 	pc := e.ProviderConfigWithoutSSH(t)
-	config := pc + referenceLabConfig(node, 10, "")
+	config := pc + referenceLabConfig(node, "")
 	optOut := strings.Replace(config, `resource "pve_node_network_config" "lab" {`,
 		"resource \"pve_node_network_config\" \"lab\" {\n  allow_management_change_without_rollback = true", 1)
 	e.Run(t, resource.TestCase{

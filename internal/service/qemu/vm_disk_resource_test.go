@@ -706,21 +706,6 @@ func TestAccVMDisk_validation(t *testing.T) {
 	}}})
 }
 
-// checkBootOrder asserts the VM's boot order in PVE (config as it will be
-// after a restart).
-func checkBootOrder(e *acctest.Env, node string, vmid int64, want string) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		conf, err := vmConfig(e, node, vmid, false)
-		if err != nil {
-			return err
-		}
-		if got, _ := conf.Get("boot"); got != want {
-			return fmt.Errorf("VM %d boot = %q, want %q", vmid, got, want)
-		}
-		return nil
-	}
-}
-
 // TestAccVMDisk_bootOrder: PVE does not put a disk added after the VM into
 // its boot order (the VM would boot from its NIC); boot = true does, in the
 // write that attaches the disk, so one apply converges; the slot follows a
@@ -731,24 +716,38 @@ func TestAccVMDisk_bootOrder(t *testing.T) {
 	const vmid = 9107
 	createVM(t, e, node, vmid, false)
 	const addr = "pve_vm_disk.this"
+	// checkBootOrder asserts the VM's boot order in PVE (config as it will
+	// be after a restart).
+	checkBootOrder := func(want string) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			conf, err := vmConfig(e, node, vmid, false)
+			if err != nil {
+				return err
+			}
+			if got, _ := conf.Get("boot"); got != want {
+				return fmt.Errorf("VM %d boot = %q, want %q", vmid, got, want)
+			}
+			return nil
+		}
+	}
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{
 			Config: e.Config(diskHCL("this", vmid, "scsi0", `storage = "local-lvm"`, `size = "2G"`, "boot = true")),
 			Check: resource.ComposeAggregateTestCheckFunc(
-				checkBootOrder(e, node, vmid, "order=scsi0;net0"),
+				checkBootOrder("order=scsi0;net0"),
 				resource.TestCheckResourceAttr(addr, "boot", "true"),
 			),
 		},
 		{
 			Config:           e.Config(diskHCL("this", vmid, "scsi1", `storage = "local-lvm"`, `size = "2G"`, "boot = true")),
 			ConfigPlanChecks: expectUpdate(addr),
-			Check:            checkBootOrder(e, node, vmid, "order=scsi1;net0"),
+			Check:            checkBootOrder("order=scsi1;net0"),
 		},
 		{
 			Config:           e.Config(diskHCL("this", vmid, "scsi1", `storage = "local-lvm"`, `size = "2G"`, "boot = false")),
 			ConfigPlanChecks: expectUpdate(addr),
 			Check: resource.ComposeAggregateTestCheckFunc(
-				checkBootOrder(e, node, vmid, "order=net0"),
+				checkBootOrder("order=net0"),
 				resource.TestCheckResourceAttr(addr, "boot", "false"),
 			),
 		},
@@ -765,7 +764,7 @@ func TestAccVMDisk_bootOrder(t *testing.T) {
 		},
 		{
 			Config: e.Config(diskHCL("this", vmid, "scsi1", `storage = "local-lvm"`, `size = "2G"`, "boot = false")),
-			Check:  checkBootOrder(e, node, vmid, "order=net0"),
+			Check:  checkBootOrder("order=net0"),
 		},
 	}})
 }

@@ -21,7 +21,7 @@ import (
 // second half of a replace, whose destroy wipes the disks first.
 const disksInState = "storage/disks-in-state"
 
-func noteDisksInState(ctx context.Context, pd *framework.ProviderData, node types.String, devs ...string) {
+func noteDisksInState(pd *framework.ProviderData, node types.String, devs ...string) {
 	if pd == nil || node.IsNull() || node.IsUnknown() {
 		return
 	}
@@ -38,7 +38,7 @@ func noteDisksInState(ctx context.Context, pd *framework.ProviderData, node type
 // to another address, whose destroy frees the name.
 const namesInState = "storage/names-in-state"
 
-func noteNameInState(ctx context.Context, pd *framework.ProviderData, kind string, node, name types.String) {
+func noteNameInState(pd *framework.ProviderData, kind string, node, name types.String) {
 	if pd == nil || node.IsNull() || node.IsUnknown() || name.IsNull() || name.IsUnknown() {
 		return
 	}
@@ -211,8 +211,8 @@ func (r *zfsResource) checkRefs(ctx context.Context, req resource.ModifyPlanRequ
 	if !req.State.Raw.IsNull() {
 		var st zfsModel
 		if !req.State.Get(ctx, &st).HasError() {
-			noteDisksInState(ctx, r.PD, st.Node, listStrings(ctx, st.Devices)...)
-			noteNameInState(ctx, r.PD, zfsNames.kind, st.Node, st.Name)
+			noteDisksInState(r.PD, st.Node, listStrings(ctx, st.Devices)...)
+			noteNameInState(r.PD, zfsNames.kind, st.Node, st.Name)
 		}
 		return
 	}
@@ -240,8 +240,8 @@ func (r *lvmThinResource) checkRefs(ctx context.Context, req resource.ModifyPlan
 	if !req.State.Raw.IsNull() {
 		var st lvmThinModel
 		if !req.State.Get(ctx, &st).HasError() {
-			noteDisksInState(ctx, r.PD, st.Node, st.Device.ValueString())
-			noteNameInState(ctx, r.PD, vgNames.kind, st.Node, st.Name)
+			noteDisksInState(r.PD, st.Node, st.Device.ValueString())
+			noteNameInState(r.PD, vgNames.kind, st.Node, st.Name)
 		}
 		return
 	}

@@ -245,8 +245,8 @@ func (r *lvmThinResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	m.fromAPI(p)
-	noteDisksInState(ctx, r.PD, m.Node, m.Device.ValueString())
-	noteNameInState(ctx, r.PD, vgNames.kind, m.Node, m.Name)
+	noteDisksInState(r.PD, m.Node, m.Device.ValueString())
+	noteNameInState(r.PD, vgNames.kind, m.Node, m.Name)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

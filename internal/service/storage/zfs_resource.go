@@ -316,8 +316,8 @@ func (r *zfsResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	m.fromAPI(p, devs, level)
-	noteDisksInState(ctx, r.PD, m.Node, listStrings(ctx, m.Devices)...)
-	noteNameInState(ctx, r.PD, zfsNames.kind, m.Node, m.Name)
+	noteDisksInState(r.PD, m.Node, listStrings(ctx, m.Devices)...)
+	noteNameInState(r.PD, zfsNames.kind, m.Node, m.Name)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
