@@ -56,9 +56,8 @@ type repoModel struct {
 }
 
 var (
-	nodeNameRE = regexp.MustCompile(`^(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$`)
-	handleRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	aptPathRE  = regexp.MustCompile(`^/etc/apt/(?:sources\.list|sources\.list\.d/[^/]+\.(?:list|sources))$`)
+	handleRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	aptPathRE = regexp.MustCompile(`^/etc/apt/(?:sources\.list|sources\.list\.d/[^/]+\.(?:list|sources))$`)
 )
 
 func (r *repoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -85,7 +84,7 @@ func (r *repoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeNameRE, "must be a PVE node name")},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"handle": schema.StringAttribute{
 				Optional: true,

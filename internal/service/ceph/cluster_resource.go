@@ -93,14 +93,14 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				MarkdownDescription: "Ceph public network in CIDR notation (`public_network`), such as `169.254.50.0/24`: monitors, " +
 					"clients and OSDs talk over it, so every Ceph node needs an address in it. Host bits are allowed (`169.254.50.10/24`), " +
 					"as in PVE.",
-				Validators: []validator.String{clusterCIDRValidator{}},
+				Validators: []validator.String{framework.CIDR(framework.AnyIP)},
 			},
 			"cluster_network": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
 				MarkdownDescription: "Separate network for OSD replication, heartbeat and recovery traffic (`cluster_network`), " +
 					"in CIDR notation. Unset, PVE uses `network` for it as well (and this attribute shows that).",
-				Validators: []validator.String{clusterCIDRValidator{}},
+				Validators: []validator.String{framework.CIDR(framework.AnyIP)},
 			},
 			"size": schema.Int64Attribute{
 				Optional: true,
@@ -140,28 +140,6 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 		},
-	}
-}
-
-// clusterCIDRValidator accepts what PVE's CIDR format accepts: an IPv4 or
-// IPv6 address with a prefix length, host bits allowed.
-type clusterCIDRValidator struct{}
-
-func (clusterCIDRValidator) Description(context.Context) string {
-	return "must be a network in CIDR notation, such as 169.254.50.0/24"
-}
-
-func (v clusterCIDRValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (clusterCIDRValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if _, err := netip.ParsePrefix(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid CIDR",
-			fmt.Sprintf("%s must be a network in CIDR notation, such as 169.254.50.0/24; got %q.", req.Path, req.ConfigValue.ValueString()))
 	}
 }
 

@@ -350,7 +350,7 @@ func TestAccCephCluster_invalidAtPlan(t *testing.T) {
 	t.Parallel()
 	e := acctest.New(t)
 	for _, tc := range []struct{ body, want string }{
-		{`network = "169.254.50.0"`, `(?s)Invalid CIDR.*network must be a network in CIDR notation`},
+		{`network = "169.254.50.0"`, `(?s)Invalid CIDR.*network must be an IPv4 or IPv6 address with a prefix`},
 		{`network = "169.254.50.0/24"` + "\n" + `cluster_network = "10.0.0/24"`, `(?s)Invalid CIDR.*cluster_network`},
 		{`network = "169.254.50.0/24"` + "\n" + `cluster_network = "fd00::/64"`, `(?s)Mixed address families.*cluster_network`},
 		{`network = "169.254.50.0/24"` + "\n" + `size = 2` + "\n" + `min_size = 3`, `(?s)min_size greater than size.*min_size \(3\) must not be greater than size \(2\)`},

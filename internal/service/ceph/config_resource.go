@@ -109,7 +109,7 @@ func (r *configResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				Required: true,
 				MarkdownDescription: "Node the provider runs `ceph` commands on: any node of the Ceph cluster (it needs the admin keyring, " +
 					"which PVE shares through `/etc/pve`), such as `z2g4a`. Daemons are restarted on their own nodes.",
-				Validators: []validator.String{stringvalidator.RegexMatches(nodeNameRE, "must be a node name such as z2g4a")},
+				Validators: []validator.String{framework.NodeName()},
 			},
 			"who": schema.StringAttribute{
 				Required: true,
@@ -807,7 +807,7 @@ func (r *configResource) ImportState(ctx context.Context, req resource.ImportSta
 		return
 	}
 	parts := strings.Split(id, "/")
-	if len(parts) != 3 || !nodeNameRE.MatchString(parts[0]) || (parts[1] != targetConfigDB && parts[1] != targetCephConf) ||
+	if len(parts) != 3 || !framework.IsNodeName(parts[0]) || (parts[1] != targetConfigDB && parts[1] != targetCephConf) ||
 		!configWhoRE.MatchString(parts[2]) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf(
 			"Import %s as <node>/<target>/<who>, such as z2g4a/config_db/osd or z2g4a/ceph_conf/client, optionally followed by "+

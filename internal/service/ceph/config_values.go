@@ -19,7 +19,6 @@ var (
 	// configKeyRE: Ceph's option names (lower case with underscores) and
 	// manager module options (mgr/<module>/<option>).
 	configKeyRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$`)
-	nodeNameRE  = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$`)
 )
 
 // parseIECSize parses Ceph's size syntax: an integer with an optional K,

@@ -3,7 +3,6 @@ package ceph
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,8 +36,6 @@ var (
 	_ resource.ResourceWithImportState = (*installResource)(nil)
 	_ resource.ResourceWithModifyPlan  = (*installResource)(nil)
 )
-
-var installNodeRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$`)
 
 // cephMajors maps Ceph release names to their major version, in order.
 var cephMajors = map[string]int{
@@ -111,7 +108,7 @@ func (r *installResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`. Changing it installs Ceph on the other node (nothing is removed from this one).",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(installNodeRE, "must be a node name such as z2g4a")},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"version": schema.StringAttribute{
 				Optional: true,
@@ -433,7 +430,7 @@ func (r *installResource) Delete(ctx context.Context, req resource.DeleteRequest
 }
 
 func (r *installResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !installNodeRE.MatchString(req.ID) {
+	if !framework.IsNodeName(req.ID) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s with the node name, such as z2g4a; got %q.", installTypeName, req.ID))
 		return
 	}

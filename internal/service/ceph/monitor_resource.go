@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"sort"
 	"strings"
 	"time"
@@ -95,7 +94,7 @@ func (r *monitorResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "IP addresses the monitor listens on (`mon-address`), one per Ceph public network, each " +
 					"configured on the node and inside the public network. Unset, PVE picks the node's only address in each public " +
 					"network (and fails if there are several). Changing it replaces the monitor.",
-				Validators:    []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(monitorIPValidator{})},
+				Validators:    []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(framework.IP(framework.AnyIP))},
 				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown(), listplanmodifier.RequiresReplace()},
 			},
 			"quorum": schema.BoolAttribute{
@@ -110,23 +109,6 @@ func (r *monitorResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Delete: true}),
 		},
-	}
-}
-
-type monitorIPValidator struct{}
-
-func (monitorIPValidator) Description(context.Context) string { return "must be an IP address" }
-func (v monitorIPValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (monitorIPValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if _, err := netip.ParseAddr(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid monitor address",
-			fmt.Sprintf("%s must be an IP address such as 169.254.50.10 (no port, no prefix length); got %q.", req.Path, req.ConfigValue.ValueString()))
 	}
 }
 

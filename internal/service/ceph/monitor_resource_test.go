@@ -138,7 +138,7 @@ resource "pve_ceph_monitor" "z2g4a" {
 }
 `),
 				PlanOnly:    true,
-				ExpectError: coreRE(`(?s)Invalid monitor address.*must be an IP address`),
+				ExpectError: coreRE(`(?s)Invalid IP address.*must be an IPv4 or IPv6 address`),
 			},
 			{
 				Config: one,

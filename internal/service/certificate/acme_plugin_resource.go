@@ -88,7 +88,7 @@ func (r *acmePluginResource) Schema(_ context.Context, _ resource.SchemaRequest,
 			"nodes": schema.SetAttribute{
 				ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Nodes the plugin is limited to (PVE's default: all).",
-				Validators:          []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(stringvalidator.RegexMatches(nodeNameRE, "must be a node name"))},
+				Validators:          []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(framework.NodeName())},
 			},
 			"disable": schema.BoolAttribute{
 				Optional:            true,

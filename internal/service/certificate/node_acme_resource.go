@@ -87,7 +87,7 @@ func (r *nodeACMEResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"node": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Node name. Changing it replaces the resource.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:    []validator.String{nodeNameValidator()},
+				Validators:    []validator.String{framework.NodeName()},
 			},
 			"account": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultACMEAccountID),
@@ -452,7 +452,7 @@ func (r *nodeACMEResource) Delete(ctx context.Context, req resource.DeleteReques
 }
 
 func (r *nodeACMEResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !nodeNameRE.MatchString(req.ID) {
+	if !framework.IsNodeName(req.ID) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected the node name, such as z2g4a; got %q.", req.ID))
 		return
 	}

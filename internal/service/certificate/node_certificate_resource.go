@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -78,7 +77,7 @@ func (r *nodeCertificateResource) Schema(ctx context.Context, _ resource.SchemaR
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`. Changing it replaces the resource.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{nodeNameValidator()},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"certificate": schema.StringAttribute{
 				Required: true,
@@ -322,14 +321,10 @@ func (r *nodeCertificateResource) Delete(ctx context.Context, req resource.Delet
 }
 
 func (r *nodeCertificateResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !nodeNameRE.MatchString(req.ID) {
+	if !framework.IsNodeName(req.ID) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected the node name, such as z2g4a; got %q.", req.ID))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), req.ID)...)
-}
-
-func nodeNameValidator() validator.String {
-	return stringvalidator.RegexMatches(nodeNameRE, "must be a PVE node name (letters, digits and hyphens)")
 }

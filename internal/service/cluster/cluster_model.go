@@ -5,7 +5,6 @@ package cluster
 
 import (
 	"context"
-	"regexp"
 	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -13,9 +12,6 @@ import (
 
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
-
-// nameRE is PVE's pve-node format, which cluster names use too.
-var nameRE = regexp.MustCompile(`^(?i:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)$`)
 
 const maxLinks = 8
 

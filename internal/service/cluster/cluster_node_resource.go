@@ -79,7 +79,7 @@ func (r *clusterNodeResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Required:            true,
 				MarkdownDescription: "Name of the joining node, such as `z2g4b`; it needs an entry in the provider's `standalone_nodes`. Changing it replaces the resource.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nameRE, "must be a PVE node name (letters, digits and hyphens)")},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"links": schema.ListNestedAttribute{
 				Optional: true,
@@ -563,7 +563,7 @@ func cephDaemonsOn(ctx context.Context, c *pve.Client, member, node string) ([]s
 }
 
 func (r *clusterNodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !nameRE.MatchString(req.ID) {
+	if !framework.IsNodeName(req.ID) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected the node name, such as z2g4b; got %q.", req.ID))
 		return
 	}

@@ -76,7 +76,7 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators: []validator.String{
 					stringvalidator.LengthBetween(1, 15),
-					stringvalidator.RegexMatches(nameRE, "must be letters, digits and hyphens, not starting or ending with a hyphen (PVE's node-name rules)"),
+					stringvalidator.RegexMatches(framework.NodeNameRE, "must be letters, digits and hyphens, not starting or ending with a hyphen (PVE's node-name rules)"),
 				},
 			},
 			"links": schema.ListNestedAttribute{
@@ -380,7 +380,7 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 }
 
 func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !nameRE.MatchString(req.ID) || len(req.ID) > 15 {
+	if !framework.IsNodeName(req.ID) || len(req.ID) > 15 {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected the cluster name, such as lab; got %q.", req.ID))
 		return
 	}

@@ -5,9 +5,7 @@ package clusteroptions
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -93,7 +91,7 @@ func (r *optionsResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 					"network": schema.StringAttribute{
 						Optional:            true,
 						MarkdownDescription: "Network used for migration traffic in CIDR notation, such as `169.254.50.0/24`.",
-						Validators:          []validator.String{cidrValidator{}},
+						Validators:          []validator.String{framework.CIDR(framework.AnyIP)},
 					},
 				},
 			},
@@ -322,30 +320,4 @@ func (r *optionsResource) ImportState(ctx context.Context, req resource.ImportSt
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), resourceID)...)
-}
-
-// cidrValidator is PVE's CIDR format: an IPv4 or IPv6 address (host bits
-// may be set) with a prefix length of 8..32 or 8..128.
-type cidrValidator struct{}
-
-func (cidrValidator) Description(context.Context) string {
-	return "must be a network in CIDR notation such as 169.254.50.0/24"
-}
-func (v cidrValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (cidrValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	s := req.ConfigValue.ValueString()
-	addr, bits, ok := strings.Cut(s, "/")
-	a, err := netip.ParseAddr(addr)
-	n, nerr := strconv.Atoi(bits)
-	maxBits := 32
-	if err == nil && a.Is6() {
-		maxBits = 128
-	}
-	if !ok || err != nil || nerr != nil || a.Zone() != "" || a.Is4In6() || n < 8 || n > maxBits {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid CIDR",
-			fmt.Sprintf("%q is not a network in CIDR notation with a prefix length of 8 to %d, such as 169.254.50.0/24.", s, maxBits))
-	}
 }

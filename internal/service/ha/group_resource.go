@@ -68,7 +68,7 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				Required: true, ElementType: types.Int64Type,
 				MarkdownDescription: "Node name → priority. Resources run on the online node with the highest priority; 0 is the lowest (PVE writes no priority for it).",
 				Validators: []validator.Map{mapvalidator.SizeAtLeast(1),
-					mapvalidator.KeysAre(stringvalidator.RegexMatches(nodeNameRE, "must be a node name")),
+					mapvalidator.KeysAre(framework.NodeName()),
 					mapvalidator.ValueInt64sAre(int64validator.AtLeast(0))},
 			},
 			"restricted": schema.BoolAttribute{

@@ -3,7 +3,6 @@ package ha
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,8 +15,6 @@ import (
 
 // Shared by pve_ha_rule (PVE 9) and pve_ha_group (PVE 8): node lists with
 // priorities, and the release check.
-
-var nodeNameRE = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$`)
 
 // encodeNodes writes a node -> priority map as PVE's node list: sorted by
 // node, ":priority" only where it is not 0 (as PVE writes it back).

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
 )
 
 // FuzzDecodeNodes: PVE's node list ("a:2,b") reads into a map that
@@ -22,7 +24,7 @@ func FuzzDecodeNodes(f *testing.F) {
 		var nodes map[string]int64
 		m.ElementsAs(context.Background(), &nodes, false)
 		for n, p := range nodes {
-			if !nodeNameRE.MatchString(n) || p < 0 || p > 1000 {
+			if !framework.IsNodeName(n) || p < 0 || p > 1000 {
 				return // not a list PVE writes
 			}
 			_ = strconv.FormatInt(p, 10)

@@ -97,7 +97,7 @@ func (r *ruleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				MarkdownDescription: "`node-affinity` only (required there): node name → priority. Resources run on the online " +
 					"node with the highest priority; 0 is the lowest (PVE writes no priority for it).",
 				Validators: []validator.Map{mapvalidator.SizeAtLeast(1),
-					mapvalidator.KeysAre(stringvalidator.RegexMatches(nodeNameRE, "must be a node name")),
+					mapvalidator.KeysAre(framework.NodeName()),
 					mapvalidator.ValueInt64sAre(int64validator.AtLeast(0))},
 			},
 			"strict": schema.BoolAttribute{

@@ -77,7 +77,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`. Changing it replaces the resource (the old node is left as it is).",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeNameRE, "must be a PVE node name (letters, digits and hyphens)")},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"interfaces": schema.MapNestedAttribute{
 				Required: true,
@@ -253,7 +253,7 @@ func (r *nodeNetworkConfigResource) Delete(ctx context.Context, req resource.Del
 }
 
 func (r *nodeNetworkConfigResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !nodeNameRE.MatchString(req.ID) {
+	if !framework.IsNodeName(req.ID) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected a node name, such as z2g4a; got %q.", req.ID))
 		return
 	}

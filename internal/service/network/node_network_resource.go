@@ -75,7 +75,7 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`. Changing it replaces the interface.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{stringvalidator.RegexMatches(nodeNameRE, "must be a PVE node name (letters, digits and hyphens)")},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"iface": schema.StringAttribute{
 				Required:            true,
@@ -125,22 +125,22 @@ func ifaceSettingsAttributes(nested bool) map[string]schema.Attribute {
 		"cidr": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "IPv4 address with prefix length, such as `172.27.2.10/24`.",
-			Validators:          []validator.String{cidrValidator{v6: false}},
+			Validators:          []validator.String{framework.CIDR(framework.IPv4)},
 		},
 		"gateway": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "IPv4 default gateway. A node has one default gateway: PVE refuses a second one on another interface.",
-			Validators:          []validator.String{ipValidator{v6: false}, stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("cidr"))},
+			Validators:          []validator.String{framework.IP(framework.IPv4), stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("cidr"))},
 		},
 		"cidr6": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "IPv6 address with prefix length, such as `fd00::10/64`.",
-			Validators:          []validator.String{cidrValidator{v6: true}},
+			Validators:          []validator.String{framework.CIDR(framework.IPv6)},
 		},
 		"gateway6": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "IPv6 default gateway.",
-			Validators:          []validator.String{ipValidator{v6: true}, stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("cidr6"))},
+			Validators:          []validator.String{framework.IP(framework.IPv6), stringvalidator.AlsoRequires(path.MatchRelative().AtParent().AtName("cidr6"))},
 		},
 		"mtu": schema.Int64Attribute{
 			Optional:            true,

@@ -19,7 +19,6 @@ import (
 )
 
 var (
-	nodeNameRE  = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$`)
 	ifaceNameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]{1,20}(\.\d+)?$`)
 )
 
@@ -157,62 +156,6 @@ func validateVLANName(m *ifaceSettings, iface types.String, base, namePath path.
 	if m.VLANID.IsNull() {
 		addAttrError(diags, base.AtName("vlan_id"), "Missing vlan_id",
 			fmt.Sprintf("A VLAN with a custom name such as %q needs vlan_id.", name))
-	}
-}
-
-// cidrValidator accepts an address with prefix length of one IP family.
-type cidrValidator struct{ v6 bool }
-
-func (v cidrValidator) family() string {
-	if v.v6 {
-		return "IPv6"
-	}
-	return "IPv4"
-}
-func (v cidrValidator) Description(context.Context) string {
-	return "must be an " + v.family() + " address with prefix length"
-}
-func (v cidrValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (v cidrValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	s := req.ConfigValue.ValueString()
-	p, err := netip.ParsePrefix(s)
-	example := "172.27.2.10/24"
-	if v.v6 {
-		example = "fd00::10/64"
-	}
-	if err != nil || p.Addr().Is6() != v.v6 || p.Addr().Is4In6() || p.Addr().Zone() != "" {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+v.family()+" CIDR",
-			fmt.Sprintf("%q is not an %s address with prefix length; write it like %s.", s, v.family(), example))
-		return
-	}
-	if !v.v6 && p.Bits() == 0 || v.v6 && p.Bits() == 0 {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+v.family()+" CIDR",
-			fmt.Sprintf("%q has prefix length 0; an interface address needs a real prefix such as %s.", s, example))
-	}
-}
-
-// ipValidator accepts one IP address of one family.
-type ipValidator struct{ v6 bool }
-
-func (v ipValidator) Description(context.Context) string {
-	if v.v6 {
-		return "must be an IPv6 address"
-	}
-	return "must be an IPv4 address"
-}
-func (v ipValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (v ipValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	s := req.ConfigValue.ValueString()
-	a, err := netip.ParseAddr(s)
-	if err != nil || a.Is6() != v.v6 || a.Is4In6() {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid gateway address",
-			fmt.Sprintf("%q: the value %s.", s, v.Description(ctx)))
 	}
 }
 

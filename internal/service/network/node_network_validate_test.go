@@ -35,11 +35,11 @@ func TestAccNodeNetwork_invalidConfigRefusedAtPlan(t *testing.T) {
 		{"mtu too large", `type = "bridge"
   mtu = 70000`, `(?s)mtu.*between 1280 and 65520`},
 		{"bad cidr", `type = "bridge"
-  cidr = "10.0.0.300/24"`, `(?s)Invalid IPv4 CIDR.*cidr`},
+  cidr = "10.0.0.300/24"`, `(?s)Invalid CIDR.*cidr must be an IPv4 address.*"10.0.0.300/24"`},
 		{"address without prefix", `type = "bridge"
-  cidr = "10.0.0.1"`, `(?s)Invalid IPv4 CIDR`},
+  cidr = "10.0.0.1"`, `(?s)Invalid CIDR.*IPv4.*prefix`},
 		{"ipv6 in cidr", `type = "bridge"
-  cidr = "fd00::1/64"`, `(?s)Invalid IPv4 CIDR`},
+  cidr = "fd00::1/64"`, `(?s)Invalid CIDR.*IPv4`},
 		{"unknown bond mode", `type = "bond"
   slaves = ["bcm5720p0"]
   bond_mode = "lacp"`, `(?s)bond_mode.*value must be one of`},

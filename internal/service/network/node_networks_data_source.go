@@ -3,7 +3,6 @@ package network
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -60,7 +59,7 @@ func (d *nodeNetworksDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 		MarkdownDescription: "The network interfaces of one node as PVE lists them (the staged view when changes are pending), such as the physical NICs available to bond.",
 		Attributes: map[string]schema.Attribute{
 			"node": schema.StringAttribute{Required: true, MarkdownDescription: "Node name.",
-				Validators: []validator.String{stringvalidator.RegexMatches(nodeNameRE, "must be a PVE node name")}},
+				Validators: []validator.String{framework.NodeName()}},
 			"type":            schema.StringAttribute{Optional: true, MarkdownDescription: "Only interfaces of this type (`bridge`, `bond`, `vlan`, `eth`, ...)."},
 			"pending_changes": computed("Diff of staged changes not yet applied (`interfaces.new`), empty when none."),
 			"interfaces": schema.ListNestedAttribute{

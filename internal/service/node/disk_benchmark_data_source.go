@@ -106,7 +106,7 @@ func (d *diskBenchmarkDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"node": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`.",
-				Validators:          []validator.String{regexValidator{re: nodeNameRE, what: "a node name such as z2g4a"}},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"device": schema.StringAttribute{
 				Optional: true,

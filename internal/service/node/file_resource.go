@@ -124,7 +124,7 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{regexValidator{re: nodeNameRE, what: "a node name such as z2g4a"}},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"path": schema.StringAttribute{
 				Required:            true,
@@ -568,7 +568,7 @@ func (r *fileResource) ImportState(ctx context.Context, req resource.ImportState
 		return
 	}
 	node, p, ok := strings.Cut(id, ":")
-	if !ok || !nodeNameRE.MatchString(node) {
+	if !ok || !framework.IsNodeName(node) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s with <node>:<path>, such as z2g4a:/etc/systemd/journal-upload.conf; got %q.", fileTypeName, req.ID))
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pvelab/terraform-provider-pve/internal/framework"
 	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 )
 
@@ -21,7 +22,7 @@ const unitNameWhat = "a systemd unit name with its type suffix, such as systemd-
 // splitImportID splits "node/rest" for import.
 func splitImportID(id string) (node, rest string, ok bool) {
 	node, rest, found := strings.Cut(id, "/")
-	if !found || !nodeNameRE.MatchString(node) || rest == "" {
+	if !found || !framework.IsNodeName(node) || rest == "" {
 		return "", "", false
 	}
 	return node, rest, true

@@ -89,7 +89,7 @@ func (r *nicRingResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{regexValidator{re: nodeNameRE, what: "a node name such as z2g4a"}},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"iface": schema.StringAttribute{
 				Required:            true,

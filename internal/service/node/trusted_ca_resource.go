@@ -87,7 +87,7 @@ func (r *trustedCAResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{regexValidator{re: nodeNameRE, what: "a node name such as z2g4a"}},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"name": schema.StringAttribute{
 				Required:            true,

@@ -46,7 +46,6 @@ type tunedProfileModel struct {
 }
 
 var (
-	nodeNameRE = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$`)
 	// A profile is a directory name under /usr/lib/tuned(/profiles) or
 	// /etc/tuned(/profiles); tuned merges several given space-separated.
 	tunedProfileRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*( [A-Za-z0-9][A-Za-z0-9._-]*)*$`)
@@ -71,7 +70,7 @@ func (r *tunedProfileResource) Schema(_ context.Context, _ resource.SchemaReques
 				Required:            true,
 				MarkdownDescription: "Node name, such as `z2g4a`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{regexValidator{re: nodeNameRE, what: "a node name such as z2g4a"}},
+				Validators:          []validator.String{framework.NodeName()},
 			},
 			"profile": schema.StringAttribute{
 				Required: true,
@@ -241,7 +240,7 @@ func (r *tunedProfileResource) Delete(ctx context.Context, req resource.DeleteRe
 }
 
 func (r *tunedProfileResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !nodeNameRE.MatchString(req.ID) {
+	if !framework.IsNodeName(req.ID) {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Import %s with the node name, such as z2g4a; got %q.", tunedTypeName, req.ID))
 		return
 	}
