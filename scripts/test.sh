@@ -44,15 +44,17 @@ PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run TestAcc ${GOTESTFLAGS:-} $
 PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run "$pve84_sample" ${GOTESTFLAGS:-} $pve84_sampled
 
 # OpenTofu, when the run above used Terraform: the reference lab through make lab (from the
-# installer's state to an empty second plan) and the same sample of acceptance tests, with
-# OpenTofu built from tools/tofu (TEST_TOFU=0 skips it).
+# installer's state to an empty second plan) and the reference-lab, data-source and a few
+# lifecycle (import) acceptance tests, with OpenTofu built from tools/tofu (TEST_TOFU=0 skips
+# it). What differs between the CLIs is the protocol and plan handling, not PVE's API.
+tofu_sample='^TestAcc[A-Za-z]*_(reference|referenceLab)$|^TestAcc[A-Za-z]*DataSources?$|^TestAcc(CephPool|HAResource|NodeFile|ClusterOptions)_lifecycle$'
 if [ "$PVE_TF_CLI_KIND" = terraform ] && [ "${TEST_TOFU:-1}" != 0 ]; then
 	"$root/scripts/tools.sh" tofu
 	tofu_env=(TF_ACC_TERRAFORM_PATH="$root/.bin/tofu" TF_ACC_PROVIDER_HOST=registry.opentofu.org TF_ACC_PROVIDER_NAMESPACE=hashicorp)
-	echo "test.sh: OpenTofu ($("$root/.bin/tofu" version | sed -n 1p)): make lab, and the sample -run '$pve84_sample' of ./internal/service/..."
+	echo "test.sh: OpenTofu ($("$root/.bin/tofu" version | sed -n 1p)): make lab, and -run '$tofu_sample' of ./internal/service/..."
 	env "${tofu_env[@]}" "$root/scripts/lab.sh"
 	# shellcheck disable=SC2086
-	env "${tofu_env[@]}" go test -count=1 -timeout 45m -run "$pve84_sample" ${GOTESTFLAGS:-} ./internal/service/...
+	env "${tofu_env[@]}" go test -count=1 -timeout 45m -run "$tofu_sample" ${GOTESTFLAGS:-} ./internal/service/...
 fi
 
 # A bounded fuzz search (every target's seeds already ran as tests above): one representative
