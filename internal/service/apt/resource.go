@@ -80,12 +80,7 @@ func (r *repoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				MarkdownDescription: "`node/handle`, or `node/path:index` for an entry given by path.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"handle": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Standard repository handle, such as `no-subscription`, `enterprise`, `test` or `ceph-squid-no-subscription`. " +

@@ -104,12 +104,7 @@ func (r *installResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "The node name.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`. Changing it installs Ceph on the other node (nothing is removed from this one).",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it installs Ceph on the other node (nothing is removed from this one).", framework.NodeReplaces),
 			"version": schema.StringAttribute{
 				Optional: true,
 				Computed: true,

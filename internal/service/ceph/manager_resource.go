@@ -64,11 +64,7 @@ func (r *managerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "Manager id (`mgr.<id>`): the node name for managers this resource creates.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node that runs the manager, such as `z2g4a`. Changing it replaces the manager.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
+			"node": framework.NodeAttribute("Node that runs the manager, such as `z2g4a`. Changing it replaces the manager.", framework.NodeReplaces),
 			"state": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "`active`, `standby` or `stopped` (as last read).",

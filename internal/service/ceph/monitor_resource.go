@@ -82,11 +82,7 @@ func (r *monitorResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "Monitor id (`mon.<id>`): the node name for monitors this resource creates.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node that runs the monitor, such as `z2g4a`. Changing it replaces the monitor.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
+			"node": framework.NodeAttribute("Node that runs the monitor, such as `z2g4a`. Changing it replaces the monitor.", framework.NodeReplaces),
 			"addresses": schema.ListAttribute{
 				Optional:    true,
 				Computed:    true,

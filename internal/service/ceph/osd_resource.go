@@ -94,11 +94,7 @@ func (r *osdResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 				Computed: true, MarkdownDescription: "`<node>/<osd id>` (the lowest id when the disk has several OSDs).",
 				PlanModifiers: keepS,
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "The node the disk is in, such as `z2g4a`. Cannot change (refused at plan).",
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
+			"node": framework.NodeAttribute("The node the disk is in, such as `z2g4a`. Cannot change (refused at plan).", framework.NodeInPlace),
 			"device": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "The disk for the OSD's data, as PVE lists it (`devpath` of `pve_node_disks`), such as `/dev/sdb`. " +

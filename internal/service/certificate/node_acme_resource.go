@@ -84,11 +84,7 @@ func (r *nodeACMEResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed: true, MarkdownDescription: "The node name.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required: true, MarkdownDescription: "Node name. Changing it replaces the resource.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:    []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"account": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultACMEAccountID),
 				MarkdownDescription: "ACME account (`pve_acme_account.NAME.name`). Default `default`, as in PVE.",

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -73,12 +72,7 @@ func (r *nodeCertificateResource) Schema(ctx context.Context, _ resource.SchemaR
 				Computed: true, MarkdownDescription: "The node name.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`. Changing it replaces the resource.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"certificate": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "PEM certificate chain, the node's certificate first, then intermediates. " +

@@ -75,12 +75,7 @@ func (r *clusterNodeResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "The node name.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Name of the joining node, such as `z2g4b`; it needs an entry in the provider's `standalone_nodes`. Changing it replaces the resource.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("Name of the joining node, such as `z2g4b`; it needs an entry in the provider's `standalone_nodes`. Changing it replaces the resource.", framework.NodeReplaces),
 			"links": schema.ListNestedAttribute{
 				Optional: true,
 				Computed: true,

@@ -73,12 +73,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 				MarkdownDescription: "The node name.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`. Changing it replaces the resource (the old node is left as it is).",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it replaces the resource (the old node is left as it is).", framework.NodeReplaces),
 			"interfaces": schema.MapNestedAttribute{
 				Required: true,
 				MarkdownDescription: "The node's interfaces by name, such as `bond0`, `bridge0`, `bridge0.60` or `cx354ap1` (2 to 20 characters). " +

@@ -71,12 +71,7 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "`node/iface`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`. Changing it replaces the interface.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it replaces the interface.", framework.NodeReplaces),
 			"iface": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Interface name, such as `bridge0`, `bond0`, `bridge0.60` or `cx354ap1` (at most 20 characters). Changing it replaces the interface.",

@@ -120,12 +120,7 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 				MarkdownDescription: "`<node>:<path>`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"path": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Absolute path of the file, under `/etc/` or `/usr/local/` (see the allowed paths above).",

@@ -85,12 +85,7 @@ func (r *nicRingResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				MarkdownDescription: "`<node>/<iface>`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"iface": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "The physical network interface, such as `cx354ap1` (bonds, bridges and VLANs have no rings of their own).",

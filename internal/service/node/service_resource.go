@@ -69,12 +69,7 @@ func (r *serviceResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				MarkdownDescription: "`<node>/<unit>`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"unit": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Unit name with its type suffix, such as `systemd-journal-upload.service` or `pve-daily-update.timer`.",

@@ -83,12 +83,7 @@ func (r *trustedCAResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "`<node>/<name>`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"name": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "File name without `.crt`, such as `root-ca-a`: the certificate goes to `/usr/local/share/ca-certificates/<name>.crt`.",

@@ -66,12 +66,7 @@ func (r *tunedProfileResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "The node name.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{framework.NodeName()},
-			},
+			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"profile": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Profile name as `tuned-adm list` shows it, such as `latency-performance`, `throughput-performance`, " +

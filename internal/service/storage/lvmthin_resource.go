@@ -71,10 +71,7 @@ func (r *lvmThinResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Computed: true, MarkdownDescription: "`<node>/<name>`.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required: true, MarkdownDescription: "Node whose disk holds the pool.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
+			"node": framework.NodeAttribute("Node whose disk holds the pool.", framework.NodeInPlace),
 			"name": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Name of the volume group and of its thin pool (a storage id: letters, digits, `-`, `_`, `.`).",
 				Validators: []validator.String{stringvalidator.RegexMatches(storageIDRE, "must start with a letter, end with a letter or digit, and hold only letters, digits, '-', '_' and '.'")},

@@ -73,10 +73,7 @@ func (r *zfsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *
 				Computed: true, MarkdownDescription: "`<node>/<name>`.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": schema.StringAttribute{
-				Required: true, MarkdownDescription: "Node whose disks hold the pool.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
+			"node": framework.NodeAttribute("Node whose disks hold the pool.", framework.NodeInPlace),
 			"name": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Pool name (a storage id: letters, digits, `-`, `_`, `.`).",
 				Validators: []validator.String{stringvalidator.RegexMatches(storageIDRE, "must start with a letter, end with a letter or digit, and hold only letters, digits, '-', '_' and '.'")},
