@@ -83,8 +83,8 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				MarkdownDescription: "The Ceph cluster's fsid.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": framework.NodeAttribute("Node that runs the init and through which the configuration is read, such as `z2g4a`. " +
-					"`/etc/pve/ceph.conf` is shared by the whole PVE cluster, so changing the node changes nothing in Ceph.", framework.NodeInPlace),
+			"node": framework.NodeAttribute("Node that runs the init and through which the configuration is read, such as `z2g4a`. "+
+				"`/etc/pve/ceph.conf` is shared by the whole PVE cluster, so changing the node changes nothing in Ceph.", framework.NodeInPlace),
 			"network": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Ceph public network in CIDR notation (`public_network`), such as `169.254.50.0/24`: monitors, " +

@@ -105,8 +105,8 @@ func (r *configResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				Computed: true, MarkdownDescription: "`<target>/<who>`, such as `config_db/osd`.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": framework.NodeAttribute("Node the provider runs `ceph` commands on: any node of the Ceph cluster (it needs the admin keyring, " +
-					"which PVE shares through `/etc/pve`), such as `z2g4a`. Daemons are restarted on their own nodes.", framework.NodeInPlace),
+			"node": framework.NodeAttribute("Node the provider runs `ceph` commands on: any node of the Ceph cluster (it needs the admin keyring, "+
+				"which PVE shares through `/etc/pve`), such as `z2g4a`. Daemons are restarted on their own nodes.", framework.NodeInPlace),
 			"who": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "The section: `global`, a daemon type (`mon`, `mgr`, `osd`, `mds`, `client`) or one daemon or client " +

@@ -78,8 +78,8 @@ func (r *poolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 					"Ceph has no rename through PVE's API: a changed name is refused at plan (it is never a replacement).",
 				Validators: []validator.String{stringvalidator.RegexMatches(poolNameRE, "must not contain ':', '/' or whitespace")},
 			},
-			"node": framework.NodeAttribute("Node whose API manages the pool; any node with Ceph configured. The pool is cluster-wide, " +
-					"so changing the node only changes where the provider sends its requests.", framework.NodeInPlace),
+			"node": framework.NodeAttribute("Node whose API manages the pool; any node with Ceph configured. The pool is cluster-wide, "+
+				"so changing the node only changes where the provider sends its requests.", framework.NodeInPlace),
 			"size": schema.Int64Attribute{
 				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultPoolSize),
 				MarkdownDescription: "Number of copies of every object, 2 to 7 (default 3; Ceph places them on distinct hosts). " +

@@ -89,13 +89,13 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 				Computed: true, MarkdownDescription: "The VM id, as a string.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"node": framework.NodeAttribute("Node the VM lives on. Changing it migrates the VM (`qm migrate`): online when it runs, " +
-					"copying disks on node-local storage too; storages the VM uses must exist on the target. A VM moved " +
-					"outside Terraform is migrated back, except when the HA manager manages it (`pve_ha_resource`): then HA " +
-					"owns its placement (maintenance, fencing, rebalancing, `ha-manager migrate`), `node` stays where Terraform " +
-					"created or last migrated it, `current_node` shows where it runs, and plans warn instead of migrating it " +
-					"back. Changing `node` of such a VM migrates it through HA. A VM that leaves HA (its `pve_ha_resource` removed) " +
-					"stays where it runs in that apply, as planned; the next plan migrates it back to `node`.", framework.NodeInPlace),
+			"node": framework.NodeAttribute("Node the VM lives on. Changing it migrates the VM (`qm migrate`): online when it runs, "+
+				"copying disks on node-local storage too; storages the VM uses must exist on the target. A VM moved "+
+				"outside Terraform is migrated back, except when the HA manager manages it (`pve_ha_resource`): then HA "+
+				"owns its placement (maintenance, fencing, rebalancing, `ha-manager migrate`), `node` stays where Terraform "+
+				"created or last migrated it, `current_node` shows where it runs, and plans warn instead of migrating it "+
+				"back. Changing `node` of such a VM migrates it through HA. A VM that leaves HA (its `pve_ha_resource` removed) "+
+				"stays where it runs in that apply, as planned; the next plan migrates it back to `node`.", framework.NodeInPlace),
 			"current_node": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "Node the VM is on now, from the cluster. Equal to `node` unless the HA manager moved " +
