@@ -76,11 +76,20 @@ func isDestroyCommand(args []string) bool {
 	return false
 }
 
-// AddUpdateRefusal refuses a planned update of an existing resource at
-// attribute p: an error, except in a destroy run, where the update is
-// never applied and the error would only block the destroy (see
+// RefuseChange refuses at plan a change of the top-level attribute attr
+// of an existing object that PVE cannot make in place (and that replacing
+// the object would make at the cost of its data). The summary is always
+// "Cannot change <attr> of <what>"; detail names the values, says why
+// and what to do instead. An error, except in a destroy run, where the
+// update is never applied and the error would only block the destroy (see
 // DestroyRun); there it is a warning.
-func AddUpdateRefusal(diags *diag.Diagnostics, p path.Path, summary, detail string) {
+func RefuseChange(diags *diag.Diagnostics, attr, what, detail string) {
+	addUpdateRefusal(diags, path.Root(attr), "Cannot change "+attr+" of "+what, detail)
+}
+
+// addUpdateRefusal refuses a planned update of an existing resource at
+// attribute p (RefuseChange).
+func addUpdateRefusal(diags *diag.Diagnostics, p path.Path, summary, detail string) {
 	if DestroyRun() {
 		diags.AddAttributeWarning(p, summary, detail+"\n\nIgnored in this destroy run: Terraform plans the configuration "+
 			"before destroying, and a destroy applies no update.")

@@ -30,7 +30,7 @@ func TestIsDestroyCommand(t *testing.T) {
 }
 
 // In a destroy run an update refusal is a warning; otherwise an error.
-func TestAddUpdateRefusal(t *testing.T) {
+func TestRefuseChange(t *testing.T) {
 	saved := parentCmdline
 	defer func() { parentCmdline, destroyRunOnce, destroyRun = saved, sync.Once{}, false }()
 	for _, c := range []struct {
@@ -40,9 +40,12 @@ func TestAddUpdateRefusal(t *testing.T) {
 		parentCmdline = func() []string { return c.args }
 		destroyRunOnce, destroyRun = sync.Once{}, false
 		var d diag.Diagnostics
-		AddUpdateRefusal(&d, path.Root("size"), "Disk cannot shrink", "detail")
-		if d.HasError() != c.wantErr || len(d) != 1 {
+		RefuseChange(&d, "size", "a VM disk to a smaller size", "detail")
+		if d.HasError() != c.wantErr || len(d) != 1 || d[0].Summary() != "Cannot change size of a VM disk to a smaller size" {
 			t.Fatalf("%q: %v", c.args, d)
+		}
+		if wp, ok := d[0].(diag.DiagnosticWithPath); !ok || !wp.Path().Equal(path.Root("size")) {
+			t.Fatalf("%q: diagnostic not at size: %v", c.args, d[0])
 		}
 	}
 }

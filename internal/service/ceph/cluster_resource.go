@@ -239,7 +239,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		if c.plan.IsUnknown() || c.plan.Equal(c.state) {
 			continue
 		}
-		resp.Diagnostics.AddAttributeError(path.Root(c.attr), "Cannot change "+c.attr+" of an initialised Ceph cluster",
+		framework.RefuseChange(&resp.Diagnostics, c.attr, "an initialised Ceph cluster",
 			fmt.Sprintf("Ceph reports %s = %s (%s) but the configuration says %s. PVE's init keeps the [global] section of an "+
 				"existing ceph.conf, so the provider cannot change it, and replacing a Ceph cluster would destroy its data. "+
 				"Set %s = %s to match, or edit %s in the [global] section of /etc/pve/ceph.conf on any node by hand "+

@@ -279,7 +279,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		if want.IsUnknown() || old.IsNull() || old.IsUnknown() || old.Equal(want) {
 			return
 		}
-		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root(attrName), "Changing "+attrName+" needs a new Ceph OSD",
+		framework.RefuseChange(&resp.Diagnostics, attrName, "a Ceph OSD",
 			fmt.Sprintf("PVE reports %s = %s for %s on %s; the configuration says %s. An OSD's %s is fixed when it is created: changing it means draining "+
 				"and destroying %s and creating another, which this provider never does as a side effect of an attribute change.\n\n"+
 				"If PVE's value is right (something changed outside Terraform; the kernel can name disks differently after a reboot, and Ceph "+
@@ -302,7 +302,7 @@ func (r *osdResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		old, new types.String
 	}{{"db_device", st.DBDevice, plan.DBDevice}, {"wal_device", st.WALDevice, plan.WALDevice}} {
 		if a.old.IsNull() && !a.new.IsNull() && !a.new.IsUnknown() {
-			framework.AddUpdateRefusal(&resp.Diagnostics, path.Root(a.name), "Changing "+a.name+" needs a new Ceph OSD",
+			framework.RefuseChange(&resp.Diagnostics, a.name, "a Ceph OSD",
 				fmt.Sprintf("%s on %s has no separate %s (PVE reports none); the configuration asks for %s. That needs a new OSD, which this provider never "+
 					"creates as a side effect. Remove %s, or rebuild the OSD: remove the resource and apply, then declare it again.",
 					name, st.Node.ValueString(), a.name, a.new.ValueString(), a.name))

@@ -119,7 +119,7 @@ func TestAccCephOSD_referenceLab(t *testing.T) {
 				},
 				Config:      cfg,
 				PlanOnly:    true,
-				ExpectError: errRE(words("Changing device needs a new Ceph OSD"), words(`PVE reports device = "/dev/sdc"`), words("the kernel can name disks differently")),
+				ExpectError: errRE(words("Cannot change device of a Ceph OSD"), words(`PVE reports device = "/dev/sdc"`), words("the kernel can name disks differently")),
 			},
 			{
 				// Nothing changed in PVE; the disks come back; the plan is empty.
@@ -139,7 +139,7 @@ func TestAccCephOSD_referenceLab(t *testing.T) {
 				// Encryption cannot be switched on for an existing OSD.
 				Config:      osdConfig(e, append(labOSDs(e, a+":/dev/sdb"), osdSpec{node: a, dev: "/dev/sdb", extra: "  encrypted = true\n"})...),
 				PlanOnly:    true,
-				ExpectError: errRE(words("Changing encrypted needs a new Ceph OSD"), words("terraform apply -replace")),
+				ExpectError: errRE(words("Cannot change encrypted of a Ceph OSD"), words("terraform apply -replace")),
 			},
 			{
 				// Destroyed outside Terraform, and a new OSD elsewhere got its
@@ -611,7 +611,7 @@ func TestAccCephOSD_dbWALEncryptedAndBatch(t *testing.T) {
 				// A bigger block.db would need a new OSD.
 				Config:      osdConfig(e, osdSpec{node: a, dev: "/dev/sdb", extra: strings.Replace(specs[0].extra, "= 30", "= 40", 1)}, specs[1], specs[2]),
 				PlanOnly:    true,
-				ExpectError: errRE(words("Changing db_size needs a new Ceph OSD"), words("PVE reports db_size = 30")),
+				ExpectError: errRE(words("Cannot change db_size of a Ceph OSD"), words("PVE reports db_size = 30")),
 			},
 		},
 	})

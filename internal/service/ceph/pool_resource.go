@@ -279,20 +279,20 @@ func (r *poolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	if !plan.Name.IsUnknown() && plan.Name.ValueString() != state.Name.ValueString() {
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Ceph pool cannot be renamed",
+		framework.RefuseChange(&resp.Diagnostics, "name", "a Ceph pool",
 			fmt.Sprintf("PVE's API has no rename for Ceph pools, and replacing pool %s with a new pool %s would destroy its data, "+
 				"so the provider does neither. Keep name = %q. To rename, run `ceph osd pool rename %s %s` on a node (and "+
 				"update the storage's pool), then change name and import the pool again.",
 				state.Name.ValueString(), plan.Name.ValueString(), state.Name.ValueString(), state.Name.ValueString(), plan.Name.ValueString()))
 	}
 	if !state.Application.IsNull() && !plan.Application.IsUnknown() && plan.Application.ValueString() != state.Application.ValueString() {
-		resp.Diagnostics.AddAttributeError(path.Root("application"), "Ceph pool application cannot be changed",
+		framework.RefuseChange(&resp.Diagnostics, "application", "a Ceph pool",
 			fmt.Sprintf("Pool %s holds %s data; Ceph refuses to enable another application on it through PVE, and replacing "+
 				"the pool would destroy its data. Keep application = %q, or create a separate pool.",
 				state.Name.ValueString(), state.Application.ValueString(), state.Application.ValueString()))
 	}
 	if !state.AddStorages.IsNull() && !plan.AddStorages.IsUnknown() && plan.AddStorages.ValueBool() != state.AddStorages.ValueBool() {
-		resp.Diagnostics.AddAttributeError(path.Root("add_storages"), "add_storages only applies at creation",
+		framework.RefuseChange(&resp.Diagnostics, "add_storages", "a Ceph pool",
 			fmt.Sprintf("PVE creates the pool's RBD storage only together with the pool, so add_storages cannot change for the "+
 				"existing pool %s. Keep add_storages = %t and manage the storage separately (Datacenter → Storage).",
 				state.Name.ValueString(), state.AddStorages.ValueBool()))

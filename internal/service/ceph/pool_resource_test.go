@@ -270,9 +270,9 @@ resource "pve_ceph_pool" "ceph" {
 		CheckDestroy: checkPoolGone(e, node),
 		Steps: []resource.TestStep{
 			{Config: cfg("ceph", "")},
-			{Config: cfg("vm-disks", ""), PlanOnly: true, ExpectError: errorRE(`(?s)Ceph pool cannot be renamed.*ceph osd pool rename ceph vm-disks`)},
-			{Config: cfg("ceph", `application = "cephfs"`), PlanOnly: true, ExpectError: errorRE(`(?s)application cannot be changed.*application = "rbd"`)},
-			{Config: cfg("ceph", `add_storages = true`), PlanOnly: true, ExpectError: errorRE(`(?s)add_storages only applies at creation`)},
+			{Config: cfg("vm-disks", ""), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change name of a Ceph pool.*ceph osd pool rename ceph vm-disks`)},
+			{Config: cfg("ceph", `application = "cephfs"`), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change application of a Ceph pool.*application = "rbd"`)},
+			{Config: cfg("ceph", `add_storages = true`), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change add_storages of a Ceph pool`)},
 			{
 				// The node only says where requests go: an in-place update.
 				Config: e.Config(fmt.Sprintf(`

@@ -143,7 +143,7 @@ func (r *clusterNodeResource) ModifyPlan(ctx context.Context, req resource.Modif
 		"votes":  !plan.Votes.IsUnknown() && !plan.Votes.Equal(state.Votes),
 	} {
 		if changed {
-			resp.Diagnostics.AddAttributeError(path.Root(attrName), "Cannot change "+attrName+" of a cluster member",
+			framework.RefuseChange(&resp.Diagnostics, attrName, "a cluster member",
 				"PVE's API cannot change a member's corosync configuration. Edit /etc/pve/corosync.conf by hand as the PVE documentation "+
 					"describes (Cluster Manager > Corosync Configuration), then set "+attrName+" to what the cluster has.")
 		}

@@ -159,7 +159,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		"votes":  !plan.Votes.IsUnknown() && !plan.Votes.Equal(state.Votes),
 	} {
 		if changed {
-			resp.Diagnostics.AddAttributeError(path.Root(attrName), "Cannot change "+attrName+" of an existing cluster",
+			framework.RefuseChange(&resp.Diagnostics, attrName, "an existing cluster",
 				"PVE's API cannot change the corosync configuration of an existing cluster. Edit /etc/pve/corosync.conf by hand "+
 					"as the PVE documentation describes (Cluster Manager > Corosync Configuration), then set "+attrName+" to what the cluster has "+
 					"(terraform plan shows the current value).")

@@ -77,8 +77,8 @@ func TestAccVMDisk_destroyRunAfterRefusedShrink(t *testing.T) {
 		if cfg, _ := lab.Sim.VMConfig(100); cfg["scsi0"] == "" {
 			t.Fatalf("VM 100 has no scsi0 after the apply: %v", cfg)
 		}
-		if r := lab.Plan("-var", "size=4G"); r.ExitCode != 1 || !strings.Contains(r.Errors(), "Disk cannot shrink") {
-			t.Fatalf("plan of a shrink: exit %d, want 1 with \"Disk cannot shrink\":\n%s", r.ExitCode, r.Output)
+		if r := lab.Plan("-var", "size=4G"); r.ExitCode != 1 || !strings.Contains(r.Errors(), "Cannot change size of a VM disk") {
+			t.Fatalf("plan of a shrink: exit %d, want 1 with \"Cannot change size of a VM disk\":\n%s", r.ExitCode, r.Output)
 		}
 		r := lab.Run(append(destroy, "-var", "size=4G")...)
 		if r.ExitCode != 0 {

@@ -34,7 +34,7 @@ func TestAccVMDisk_destroyAfterRefusedShrink(t *testing.T) {
 		},
 		Steps: []resource.TestStep{
 			{Config: cfg("32G")},
-			{Config: cfg("16G"), ExpectError: errorRE(`(?s)Disk cannot shrink`)},
+			{Config: cfg("16G"), ExpectError: errorRE(`(?s)Cannot change size of a VM disk`)},
 		},
 	})
 }

@@ -231,7 +231,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		return
 	}
 	if !plan.VMID.IsUnknown() && plan.VMID.ValueInt64() != state.VMID.ValueInt64() {
-		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("vm_id"), "Disk cannot move to another VM",
+		framework.RefuseChange(&resp.Diagnostics, "vm_id", "a VM disk",
 			fmt.Sprintf("Disk %s belongs to VM %d; replacing it with a new disk of VM %d would delete or orphan its data, so the "+
 				"provider refuses. Keep vm_id = %d. To give the volume to another VM, use PVE's Disk Action → Reassign Owner, "+
 				"then import the disk there.", state.Slot.ValueString(), state.VMID.ValueInt64(), plan.VMID.ValueInt64(), state.VMID.ValueInt64()))
@@ -240,7 +240,7 @@ func (r *vmDiskResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		want, err1 := pve.ParseDiskSize(plan.Size.ValueString())
 		have, err2 := pve.ParseDiskSize(state.Size.ValueString())
 		if err1 == nil && err2 == nil && want < have {
-			framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("size"), "Disk cannot shrink",
+			framework.RefuseChange(&resp.Diagnostics, "size", "a VM disk to a smaller size",
 				fmt.Sprintf("Disk %s of VM %d has %s; PVE cannot shrink disks (\"shrinking disks is not supported\"), and replacing "+
 					"the disk would lose its data. Keep size = %q or larger. To shrink, copy the data to a new, smaller disk "+
 					"inside the guest.", state.Slot.ValueString(), state.VMID.ValueInt64(), state.Size.ValueString(), state.Size.ValueString()))

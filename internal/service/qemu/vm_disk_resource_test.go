@@ -507,7 +507,7 @@ func TestAccVMDisk_shrinkRefused(t *testing.T) {
 	}
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{Config: cfg("32G")},
-		{Config: cfg("16G"), PlanOnly: true, ExpectError: errorRE(`(?s)Disk cannot shrink.*shrinking disks is not supported`)},
+		{Config: cfg("16G"), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change size of a VM disk to a smaller size.*shrinking disks is not supported`)},
 		{
 			Config: cfg("32768M"), PlanOnly: false,
 			Check: checkVolumes(e, node, vmid, map[string][]string{"local-lvm": {"local-lvm:vm-9104-disk-0=32G"}}),

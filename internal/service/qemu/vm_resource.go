@@ -321,7 +321,7 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	}
 	warnVMPendingAtPlan(ctx, &state, &resp.Diagnostics)
 	if !plan.VMID.IsUnknown() && !plan.VMID.IsNull() && plan.VMID.ValueInt64() != state.VMID.ValueInt64() {
-		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("vmid"), "VM id cannot change",
+		framework.RefuseChange(&resp.Diagnostics, "vmid", "a VM",
 			fmt.Sprintf("PVE cannot renumber VM %d, and replacing it with a new VM %d would destroy its disks, so the provider "+
 				"does neither. Keep vmid = %d (or remove vmid to keep the one PVE assigned).",
 				state.VMID.ValueInt64(), plan.VMID.ValueInt64(), state.VMID.ValueInt64()))

@@ -333,7 +333,7 @@ resource "pve_vm" "vm100" {
 				),
 			},
 			{Config: cfg("vmid = 100"), PlanOnly: true},
-			{Config: cfg("vmid = 101"), ExpectError: errorRE(`(?s)VM id cannot change.*Keep vmid = 100`)},
+			{Config: cfg("vmid = 101"), ExpectError: errorRE(`(?s)Cannot change vmid of a VM.*Keep vmid = 100`)},
 			{
 				Config: cfg("vmid = 100") + `
 resource "pve_vm" "dup" {

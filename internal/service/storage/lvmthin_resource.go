@@ -105,7 +105,7 @@ func refuseChange(diags *diag.Diagnostics, attr, what, id string, plan, state ty
 	if plan.IsUnknown() || state.IsNull() || plan.Equal(state) {
 		return
 	}
-	diags.AddAttributeError(path.Root(attr), what+" "+attr+" cannot change in place",
+	framework.RefuseChange(diags, attr, what+" "+id,
 		fmt.Sprintf("PVE cannot change %s of %s %s in place (%q → %q), and replacing it would delete the volumes on it, so the "+
 			"provider does not. %s", attr, what, id, state.ValueString(), plan.ValueString(), how))
 }

@@ -260,14 +260,14 @@ func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	id := state.Storage.ValueString()
 	orphan := "Replacing the storage instead would orphan the volumes on it (guest disks, backups), so the provider does not."
 	if !plan.Storage.IsUnknown() && plan.Storage.ValueString() != id {
-		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("storage"), "Storage cannot be renamed",
+		framework.RefuseChange(&resp.Diagnostics, "storage", "a storage",
 			fmt.Sprintf("Volume ids start with the storage id (%s:vm-100-disk-0) and guest configurations refer to them, so PVE "+
 				"cannot rename storage %s. %s Keep storage = %q; to move to a new id, add a second pve_storage on the same "+
 				"backend, move the disks, then remove this one.", id, id, orphan, id))
 	}
 	typ := state.Type.ValueString()
 	if !plan.Type.IsUnknown() && plan.Type.ValueString() != typ {
-		framework.AddUpdateRefusal(&resp.Diagnostics, path.Root("type"), "Storage type cannot change",
+		framework.RefuseChange(&resp.Diagnostics, "type", "a storage",
 			fmt.Sprintf("Storage %s is of type %s; PVE cannot change a storage's type. %s Keep type = %q.", id, typ, orphan, typ))
 		return
 	}
@@ -280,7 +280,7 @@ func (r *storageResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			continue
 		}
 		if p.ValueString() != s.ValueString() {
-			framework.AddUpdateRefusal(&resp.Diagnostics, path.Root(a.name), "Fixed storage option cannot change",
+			framework.RefuseChange(&resp.Diagnostics, a.name, "a "+typ+" storage",
 				fmt.Sprintf("PVE fixes %s of a %s storage at creation (\"can't change value of fixed parameter '%s'\"); storage %s "+
 					"keeps %q. %s Keep %s = %q, or create a second storage with the new value, move the disks, and remove this one.",
 					a.name, typ, a.key, id, s.ValueString(), orphan, a.name, s.ValueString()))

@@ -266,9 +266,9 @@ resource "pve_storage" "s" {
 			{Config: cfg("acc-fixed", "lvmthin", `
   vgname   = "pve"
   thinpool = "other"
-`), PlanOnly: true, ExpectError: errorRE(`(?s)Fixed storage option cannot change.*fixed parameter 'thinpool'.*would orphan the volumes`)},
-			{Config: cfg("acc-renamed", "lvmthin", thin), PlanOnly: true, ExpectError: errorRE(`(?s)Storage cannot be renamed`)},
-			{Config: cfg("acc-fixed", "lvm", `  vgname = "pve"`), PlanOnly: true, ExpectError: errorRE(`(?s)Storage type cannot change`)},
+`), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change thinpool of a lvmthin storage.*fixed parameter 'thinpool'.*would orphan the volumes`)},
+			{Config: cfg("acc-renamed", "lvmthin", thin), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change storage of a storage`)},
+			{Config: cfg("acc-fixed", "lvm", `  vgname = "pve"`), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change type of a storage`)},
 			{
 				Config:           cfg("acc-fixed", "lvmthin", thin+`  content = ["images"]`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("pve_storage.s", plancheck.ResourceActionUpdate)}},

@@ -160,12 +160,12 @@ func (r *zfsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 		"Set it on the node with `zfs set compression=<value> "+state.Name.ValueString()+"`, then remove the pool from the state "+
 			"(a removed block with lifecycle { destroy = false }) and import it again with the new value.")
 	if !plan.Ashift.IsUnknown() && !state.Ashift.IsNull() && !plan.Ashift.Equal(state.Ashift) {
-		resp.Diagnostics.AddAttributeError(path.Root("ashift"), "ashift cannot change",
+		framework.RefuseChange(&resp.Diagnostics, "ashift", "ZFS pool "+id,
 			fmt.Sprintf("ZFS fixes ashift when a pool is created (%s has %d); replacing the pool would delete its data. Keep ashift = %d.",
 				id, state.Ashift.ValueInt64(), state.Ashift.ValueInt64()))
 	}
 	if !plan.Devices.IsUnknown() && !state.Devices.IsNull() && !plan.Devices.Equal(state.Devices) {
-		resp.Diagnostics.AddAttributeError(path.Root("devices"), "ZFS pool disks cannot change through PVE",
+		framework.RefuseChange(&resp.Diagnostics, "devices", "ZFS pool "+id,
 			fmt.Sprintf("PVE's API cannot add, remove or replace disks of pool %s, and replacing the pool would delete its data. "+
 				"Use `zpool attach`, `zpool replace` or `zpool add` on the node, then update devices to what `zpool status` shows "+
 				"(now %s).", id, strings.Join(listStrings(ctx, state.Devices), ", ")))
