@@ -160,15 +160,17 @@ resource "pve_ceph_config" "conf" {
 
 # Configuration-database sections, such as [osd]. Daemons that read a
 # setting only when they start are restarted one host at a time (apply =
-# rolling_restart): noout on the host, restart, wait until Ceph says the
-# next host's OSDs are ok to stop.
+# rolling_restart): noout on the host, restart, wait until every placement
+# group is active+clean again before the next host, so that the apply ends
+# with Ceph settled (and the health output read after it stays as read).
 resource "pve_ceph_config" "config_db" {
   for_each = var.ceph.config_db
 
-  node     = var.founding_node
-  who      = each.key
-  settings = each.value
-  apply    = startswith(each.key, "client") ? "none" : var.ceph.config_apply
+  node                  = var.founding_node
+  who                   = each.key
+  settings              = each.value
+  apply                 = startswith(each.key, "client") ? "none" : var.ceph.config_apply
+  wait_for_active_clean = true
 
   timeouts {
     create = "90m"

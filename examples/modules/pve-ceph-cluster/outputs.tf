@@ -42,7 +42,9 @@ output "storage" {
 }
 
 data "pve_ceph_status" "this" {
-  depends_on = [pve_ceph_pool.this, pve_ceph_config.config_db]
+  # Read once Ceph has settled: after the pool, the OSDs and both rolling restarts, so that a
+  # second plan does not find the health the restarts left on the way.
+  depends_on = [pve_ceph_pool.this, pve_ceph_osd.this, pve_ceph_config.conf, pve_ceph_config.config_db]
 }
 
 output "ceph" {

@@ -113,8 +113,8 @@ variable "ceph" {
     and its PVE storage; settings for /etc/pve/ceph.conf (conf, by section,
     such as client) and for the monitors' configuration database
     (config_db, by section, such as osd), the latter applied with a rolling
-    restart (host by host, waiting until Ceph says the next host's OSDs
-    are ok to stop); and how long an OSD's drain may take when it is
+    restart (host by host, each after every placement group is
+    active+clean again); and how long an OSD's drain may take when it is
     destroyed.
   EOT
   type = object({
