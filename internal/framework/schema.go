@@ -46,3 +46,14 @@ func NodeAttribute(description string, change NodeChange) schema.StringAttribute
 	}
 	return a
 }
+
+// IDAttribute is a resource's computed `id`, kept from the state in plans
+// (an object's id does not change), described by description (its
+// format, such as "`<node>/<name>`.").
+func IDAttribute(description string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Computed:            true,
+		MarkdownDescription: description,
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}

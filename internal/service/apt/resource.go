@@ -75,11 +75,7 @@ func (r *repoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"file by hand makes Terraform add it again. The node's APT package index is not refreshed (`apt update`).\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`node/handle`, or `node/path:index` for an entry given by path.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`node/handle`, or `node/path:index` for an entry given by path."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"handle": schema.StringAttribute{
 				Optional: true,

@@ -78,11 +78,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"**Safety.** `size` below 3 or `min_size` 1 are refused unless `allow_unsafe_redundancy = true`. " + clusterUnsafeWhy + "\n\n" +
 			"Credentials: an API token (or user) with `Sys.Modify` on `/` (reading needs `Sys.Audit` or `Datastore.Audit`).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The Ceph cluster's fsid.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The Ceph cluster's fsid."),
 			"node": framework.NodeAttribute("Node that runs the init and through which the configuration is read, such as `z2g4a`. "+
 				"`/etc/pve/ceph.conf` is shared by the whole PVE cluster, so changing the node changes nothing in Ceph.", framework.NodeInPlace),
 			"network": schema.StringAttribute{

@@ -101,10 +101,7 @@ func (r *configResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"Credentials: the provider's `ssh` block, as root or a user with password-less sudo (the `ceph` command needs the admin " +
 			"keyring); an API token with `Sys.Audit` on `/` to list the Ceph daemons.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "`<target>/<who>`, such as `config_db/osd`.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("`<target>/<who>`, such as `config_db/osd`."),
 			"node": framework.NodeAttribute("Node the provider runs `ceph` commands on: any node of the Ceph cluster (it needs the admin keyring, "+
 				"which PVE shares through `/etc/pve`), such as `z2g4a`. Daemons are restarted on their own nodes.", framework.NodeInPlace),
 			"who": schema.StringAttribute{

@@ -10,8 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -65,10 +63,7 @@ type flagsResource struct{ framework.ResourceBase }
 
 func (r *flagsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
-		"id": schema.StringAttribute{
-			Computed: true, MarkdownDescription: "Always `cluster`.",
-			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
+		"id": framework.IDAttribute("Always `cluster`."),
 		"flags_set": schema.ListAttribute{
 			Computed: true, ElementType: types.StringType,
 			MarkdownDescription: "Every OSD flag set in the cluster, managed by this resource or not, by PVE's name (sorted).",

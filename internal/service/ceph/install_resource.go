@@ -99,11 +99,7 @@ func (r *installResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"Needs the provider's `ssh` block (root, or a user with password-less sudo: `pveceph` runs as root) and, to " +
 			"import, an API token or user with `Sys.Audit` on `/nodes/<node>` (the APT repository list).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The node name.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it installs Ceph on the other node (nothing is removed from this one).", framework.NodeReplaces),
 			"version": schema.StringAttribute{
 				Optional: true,

@@ -11,8 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -59,11 +57,7 @@ func (r *managerResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"dashboard and the PG autoscaler stop, and PVE's Ceph panels show stale data. The provider warns when it does that.\n\n" +
 			"Credentials: an API token (or user) with `Sys.Modify` on `/`.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Manager id (`mgr.<id>`): the node name for managers this resource creates.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("Manager id (`mgr.<id>`): the node name for managers this resource creates."),
 			"node": framework.NodeAttribute("Node that runs the manager, such as `z2g4a`. Changing it replaces the manager.", framework.NodeReplaces),
 			"state": schema.StringAttribute{
 				Computed:            true,

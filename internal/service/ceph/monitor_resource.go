@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -77,11 +76,7 @@ func (r *monitorResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"(destroy, then create), with the same quorum check.\n\n" +
 			"Credentials: an API token (or user) with `Sys.Modify` on `/`; the safety check needs `Sys.Audit`.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Monitor id (`mon.<id>`): the node name for monitors this resource creates.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("Monitor id (`mon.<id>`): the node name for monitors this resource creates."),
 			"node": framework.NodeAttribute("Node that runs the monitor, such as `z2g4a`. Changing it replaces the monitor.", framework.NodeReplaces),
 			"addresses": schema.ListAttribute{
 				Optional:    true,

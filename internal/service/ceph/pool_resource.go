@@ -67,10 +67,7 @@ func (r *poolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"Credentials: an API token with `Sys.Modify` on `/` (reading needs `Sys.Audit` or `Datastore.Audit`); " +
 			"`add_storages` needs `Datastore.Allocate` on `/storage` as well, for creating and for removing the storage.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The pool name.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The pool name."),
 			"name": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Pool name, unique in the cluster; no `:`, `/` or whitespace. With `add_storages` it is also the storage id, " +

@@ -64,10 +64,7 @@ func (r *acmeAccountResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"destroying the resource deactivates the account at the CA (PVE keeps the file renamed to `_deactivated_NAME_N`).\n\n" +
 			"Credentials: **root@pam with a password** (`username`/`password` in the provider). PVE reserves the account API to root@pam and refuses every API token.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The account name.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The account name."),
 			"name": schema.StringAttribute{
 				Required: true, PlanModifiers: replace,
 				MarkdownDescription: "Account name, such as `internal` or `default` (a node uses `default` unless told otherwise). Changing it registers a new account.",

@@ -15,9 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -80,10 +78,7 @@ func (r *nodeACMEResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"A provider pinned with `tls_fingerprint` to this node stops trusting it once the new certificate is served: point the provider at another node, or use `ca_cert`.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/` (node configuration) and `/nodes/{node}` is enough; the account itself (`pve_acme_account`) needs root@pam.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The node name.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"account": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultACMEAccountID),

@@ -12,8 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -68,10 +66,7 @@ func (r *nodeCertificateResource) Schema(ctx context.Context, _ resource.SchemaR
 			"no longer trusts it. Point the provider's `endpoint` at another node of the cluster, or pin with `ca_cert` a CA that signs both the old and the new certificate.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The node name.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"certificate": schema.StringAttribute{
 				Required: true,

@@ -70,11 +70,7 @@ func (r *clusterNodeResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"Destroying removes the node from the cluster configuration (`pvecm delnode`). PVE expects the node to be shut down for good first; " +
 			"the provider refuses while the node still hosts guests or Ceph daemons (monitors, managers, OSDs), and while it is online.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The node name.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("Name of the joining node, such as `z2g4b`; it needs an entry in the provider's `standalone_nodes`. Changing it replaces the resource.", framework.NodeReplaces),
 			"links": schema.ListNestedAttribute{
 				Optional: true,

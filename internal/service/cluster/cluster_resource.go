@@ -65,11 +65,7 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"PVE cannot dissolve a cluster or change its name or links through its API, so destroying this resource fails " +
 			"with instructions (to stop managing it, use a `removed` block with `lifecycle { destroy = false }`), and changing `links`, `nodeid` or `votes` of an existing cluster is refused at plan time.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The cluster name.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The cluster name."),
 			"name": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "Cluster name: 1 to 15 letters, digits and hyphens, not starting or ending with a hyphen. Cannot be changed.",

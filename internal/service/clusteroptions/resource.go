@@ -15,9 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -75,10 +73,7 @@ func (r *optionsResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"Options it does not model (for example `u2f`, `webauthn`, `notify`) are left alone.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/` is enough.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "Always `cluster`.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("Always `cluster`."),
 			"migration": schema.SingleNestedAttribute{
 				Optional:            true,
 				MarkdownDescription: "Cluster-wide migration settings (`migration`). Unset: `secure` over the cluster network.",

@@ -55,10 +55,7 @@ func (r *groupResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"PVE refuses to delete a group while a resource uses it. Changing `group` replaces it (nothing but the group " +
 			"is deleted). Credentials: an API token with `Sys.Console` on `/` (`Sys.Audit` to read).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The group id, same as `group`.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The group id, same as `group`."),
 			"group": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Group id: a letter, then letters, digits, `_` or `-`.",
 				Validators:    []validator.String{stringvalidator.RegexMatches(configIDRE, "must start with a letter, followed by letters, digits, _ or - (at least 2 characters)")},

@@ -103,10 +103,7 @@ func (r *haResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 			"another guest (the old one is removed from HA, nothing else).\n\n" +
 			"Credentials: an API token with `Sys.Console` on `/` (`Sys.Audit` to read).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The HA resource id, same as `sid`.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The HA resource id, same as `sid`."),
 			"sid": schema.StringAttribute{
 				Optional: true, Computed: true,
 				MarkdownDescription: "HA resource id, `vm:<vmid>` or `ct:<vmid>`, such as `vm:100`. Set this or `vmid`.",

@@ -72,10 +72,7 @@ func (r *ruleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"Changing `rule` or `type` replaces the rule (nothing but the rule is deleted). Credentials: an API token with " +
 			"`Sys.Console` on `/` (`Sys.Audit` to read).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The rule id, same as `rule`.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The rule id, same as `rule`."),
 			"rule": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Rule id: a letter, then letters, digits, `_` or `-`.",
 				Validators:    []validator.String{stringvalidator.RegexMatches(configIDRE, "must start with a letter, followed by letters, digits, _ or - (at least 2 characters)")},

@@ -66,11 +66,7 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"management address on no interface (re-addressing or destroying the interface that holds it) is always refused at plan.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
 		Attributes: mergeAttributes(attrs, rollbackAttributes(), map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`node/iface`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`node/iface`."),
 			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it replaces the interface.", framework.NodeReplaces),
 			"iface": schema.StringAttribute{
 				Required:            true,

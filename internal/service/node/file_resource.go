@@ -115,11 +115,7 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			"unless the state is protected.\n\n" +
 			"Needs the provider's `ssh` block (root, or a user with password-less sudo).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<node>:<path>`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`<node>:<path>`."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"path": schema.StringAttribute{
 				Required:            true,

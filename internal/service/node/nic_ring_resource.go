@@ -80,11 +80,7 @@ func (r *nicRingResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"the driver's defaults return.\n\n" +
 			"Needs the provider's `ssh` block (root, or a user with password-less sudo) and `ethtool` on the node (installed on PVE).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<node>/<iface>`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`<node>/<iface>`."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"iface": schema.StringAttribute{
 				Required:            true,

@@ -64,11 +64,7 @@ func (r *serviceResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"Destroying the resource stops managing the unit; it stays as it is. Needs the provider's `ssh` block (root, or a user " +
 			"with password-less sudo).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<node>/<unit>`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`<node>/<unit>`."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"unit": schema.StringAttribute{
 				Required:            true,

@@ -78,11 +78,7 @@ func (r *trustedCAResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"This is the node's operating-system trust store; it does not change which certificate `pveproxy` serves (see " +
 			"`pve_node_certificate`). Needs the provider's `ssh` block (root, or a user with password-less sudo).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<node>/<name>`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`<node>/<name>`."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"name": schema.StringAttribute{
 				Required:            true,

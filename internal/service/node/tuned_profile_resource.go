@@ -13,8 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -61,11 +59,7 @@ func (r *tunedProfileResource) Schema(_ context.Context, _ resource.SchemaReques
 			"Needs the `tuned` package on the node (`apt install tuned`) and the provider's `ssh` block (as root, or a user " +
 			"with password-less sudo); the API is used only to find the node's address (`GET /cluster/status`).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The node name.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
 			"profile": schema.StringAttribute{
 				Required: true,

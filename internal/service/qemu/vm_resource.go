@@ -85,10 +85,7 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 			"plan. Destroying a VM deletes every volume it owns, also detached ones (unusedN); while the VM still lists any " +
 			"volume the destroy is refused unless `destroy_disks = true`.\n\n" + credsNote,
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The VM id, as a string.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": framework.IDAttribute("The VM id, as a string."),
 			"node": framework.NodeAttribute("Node the VM lives on. Changing it migrates the VM (`qm migrate`): online when it runs, "+
 				"copying disks on node-local storage too; storages the VM uses must exist on the target. A VM moved "+
 				"outside Terraform is migrated back, except when the HA manager manages it (`pve_ha_resource`): then HA "+

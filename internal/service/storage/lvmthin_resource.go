@@ -12,8 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -67,10 +65,7 @@ func (r *lvmThinResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"the disk (`cleanup-disks`).\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/` (reading needs `Sys.Audit`).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "`<node>/<name>`.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`<node>/<name>`."),
 			"node": framework.NodeAttribute("Node whose disk holds the pool.", framework.NodeInPlace),
 			"name": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Name of the volume group and of its thin pool (a storage id: letters, digits, `-`, `_`, `.`).",

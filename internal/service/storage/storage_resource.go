@@ -50,10 +50,7 @@ type storageResource struct{ framework.ResourceBase }
 
 func (r *storageResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
-		"id": schema.StringAttribute{
-			Computed: true, MarkdownDescription: "The storage id.",
-			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
+		"id": framework.IDAttribute("The storage id."),
 		"storage": schema.StringAttribute{
 			Required: true,
 			MarkdownDescription: "Storage id, such as `ceph` or `local-zfs`: starts with a letter, ends with a letter or digit, " +

@@ -15,9 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -69,10 +67,7 @@ func (r *zfsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *
 			"then destroys the pool with its data and wipes its disks (`cleanup-disks`).\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/` (reading needs `Sys.Audit`).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "`<node>/<name>`.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":   framework.IDAttribute("`<node>/<name>`."),
 			"node": framework.NodeAttribute("Node whose disks hold the pool.", framework.NodeInPlace),
 			"name": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Pool name (a storage id: letters, digits, `-`, `_`, `.`).",
