@@ -414,7 +414,10 @@ func (c *Client) StartJoin(ctx context.Context, joining *Client, node string, r 
 			return upid, err
 		}
 		found, ferr := c.findJoinTask(ctx, joining, node, since)
-		if ferr == nil && found == "" {
+		if found == "" {
+			// Nothing yet, or the lookup failed while the node switches
+			// to the cluster's pmxcfs (its ticket goes stale, the member
+			// does not list it yet): look once more after a while.
 			if serr := sleepCtx(ctx, lostTaskSettle); serr != nil {
 				return "", err
 			}
