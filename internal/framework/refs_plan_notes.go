@@ -147,15 +147,12 @@ func (pd *ProviderData) PlanNodeNetwork(ctx context.Context, node string) (*pve.
 	})
 }
 
-// StorageCacheKey is the cache key of PlanStorages' read, Storages'
-// (dropped by the writes that change storage.cfg).
-const StorageCacheKey = storageKey
-
-// PlanStorages is storage.cfg (GET /storage), once per command; a miss of
+// PlanStorages is storage.cfg (GET /storage), the read Storages shares
+// (dropped by the writes that change storage.cfg); a miss of
 // storage id is read again once (CachedLookup).
 func (pd *ProviderData) PlanStorages(ctx context.Context, id string) ([]pve.StorageConfig, *pve.StorageConfig, error) {
 	var hit *pve.StorageConfig
-	list, _, err := CachedLookup(ctx, pd.Reads, StorageCacheKey,
+	list, _, err := CachedLookup(ctx, pd.Reads, storageKey,
 		func(ctx context.Context) ([]pve.StorageConfig, error) { return pd.Client.StorageConfigs(ctx, "") },
 		func(list []pve.StorageConfig) bool {
 			for i := range list {

@@ -39,8 +39,8 @@ func knownVMOf(pd *framework.ProviderData, vmid int64) (*knownVM, bool) {
 	return k, ok
 }
 
-// forgetVM drops what is known of vmid (after a digest mismatch, or when
-// the VM is gone).
+// forgetVM drops what is known of vmid: the VM resource's own update or
+// delete changes or removes its config.
 func forgetVM(pd *framework.ProviderData, vmid int64) { pd.Reads.Invalidate(knownVMKey(vmid)) }
 
 // freshPending is GET pending of vmid on node, remembered for the VM's
