@@ -45,11 +45,8 @@ type phase struct {
 }
 
 func readPhases(dir string) ([]phase, error) {
-	b, err := os.ReadFile(filepath.Join(dir, filePhases))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	b, found, err := readOptional(filepath.Join(dir, filePhases))
+	if err != nil || !found {
 		return nil, err
 	}
 	var out []phase
@@ -134,15 +131,11 @@ func readStream(r io.Reader) ([]uiMessage, error) {
 }
 
 func readStreamFile(path string) ([]uiMessage, bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+	b, found, err := readOptional(path)
+	if err != nil || !found {
+		return nil, found, err
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer func() { _ = f.Close() }()
-	m, err := readStream(f)
+	m, err := readStream(bytes.NewReader(b))
 	return m, true, err
 }
 
@@ -162,11 +155,8 @@ type stateModule struct {
 // readState returns every resource of show -json's state, child modules included;
 // ok is false when there is no state file.
 func readState(path string) ([]stateResource, bool, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
+	b, found, err := readOptional(path)
+	if err != nil || !found {
 		return nil, false, err
 	}
 	var st struct {
@@ -194,11 +184,8 @@ func readState(path string) ([]stateResource, bool, error) {
 
 // readOutputs returns output -json's values by name (nil without the file).
 func readOutputs(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	b, found, err := readOptional(path)
+	if err != nil || !found {
 		return nil, err
 	}
 	var raw map[string]struct {
@@ -226,11 +213,8 @@ type simNode struct {
 }
 
 func readSimNodes(path string) ([]simNode, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	b, found, err := readOptional(path)
+	if err != nil || !found {
 		return nil, err
 	}
 	var line struct {
@@ -260,14 +244,11 @@ type network struct {
 }
 
 func readNetwork(path string, nodes []simNode) (map[string]*network, bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+	b, found, err := readOptional(path)
+	if err != nil || !found {
+		return nil, found, err
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer func() { _ = f.Close() }()
+	f := bytes.NewReader(b)
 	addr := map[string]string{}
 	out := map[string]*network{}
 	for _, n := range nodes {
@@ -316,4 +297,14 @@ func readNetwork(path string, nodes []simNode) (map[string]*network, bool, error
 		}
 	}
 	return out, true, sc.Err()
+}
+
+// readOptional reads a file the run may not have written (a phase that did
+// not run): found is false, without an error, when it does not exist.
+func readOptional(path string) (b []byte, found bool, err error) {
+	b, err = os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return b, err == nil, err
 }
