@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh: run every go fuzz target (func FuzzX in a _test.go under internal/) for a
 # bounded time each, one after another (go test -fuzz takes one target per package and run).
-#   FUZZTIME   time per target (default 3s; go test -fuzztime syntax, e.g. 30s or 5000x)
+#   FUZZTIME   execs (or time) per target (default 5000x; go test -fuzztime syntax, e.g. 5000x or
+#              30s; a duration can fail spuriously with "context deadline exceeded" on Go < 1.27,
+#              go.dev/issue/75804)
 #   FUZZPAR    fuzz workers per target (default 2)
 #   FUZZ_MATCH only targets whose "package-dir FuzzName" matches this regexp (default all)
 # A crasher is written to <package>/testdata/fuzz/<FuzzName>/ by go test and fails the run;
@@ -11,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-fuzztime="${FUZZTIME:-3s}"
+fuzztime="${FUZZTIME:-5000x}"
 par="${FUZZPAR:-2}"
 match="${FUZZ_MATCH:-.}"
 
