@@ -87,6 +87,22 @@ func RefuseChange(diags *diag.Diagnostics, attr, what, detail string) {
 	addUpdateRefusal(diags, path.Root(attr), "Cannot change "+attr+" of "+what, detail)
 }
 
+// RefuseDestroy refuses at plan the destroy of an object whose destroy
+// would lose data or break the cluster. The summary is always "Refusing
+// to destroy <what>"; detail says why and what to do instead (the guard
+// to lift and apply first, or a removed block with lifecycle { destroy =
+// false } to stop managing it). attr, when not empty, is the attribute
+// that guards the object. Always an error, also in a destroy run: that is
+// the run it exists for.
+func RefuseDestroy(diags *diag.Diagnostics, attr, what, detail string) {
+	summary := "Refusing to destroy " + what
+	if attr == "" {
+		diags.AddError(summary, detail)
+		return
+	}
+	diags.AddAttributeError(path.Root(attr), summary, detail)
+}
+
 // addUpdateRefusal refuses a planned update of an existing resource at
 // attribute p (RefuseChange).
 func addUpdateRefusal(diags *diag.Diagnostics, p path.Path, summary, detail string) {
