@@ -3,6 +3,7 @@ package framework
 import (
 	"strings"
 
+	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -55,5 +56,20 @@ func IDAttribute(description string) schema.StringAttribute {
 		Computed:            true,
 		MarkdownDescription: description,
 		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
+// DataSourceNodeAttribute is a data source's `node`: a PVE node name
+// (NodeName), required or optional, described by description
+// (NodeDescription when empty).
+func DataSourceNodeAttribute(description string, required bool) dsschema.StringAttribute {
+	if description == "" {
+		description = NodeDescription
+	}
+	return dsschema.StringAttribute{
+		Required:            required,
+		Optional:            !required,
+		MarkdownDescription: description,
+		Validators:          []validator.String{NodeName()},
 	}
 }

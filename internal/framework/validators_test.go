@@ -75,3 +75,17 @@ func TestValidators(t *testing.T) {
 		}
 	}
 }
+
+// A data source's node checks the node-name rule whether it is required
+// or optional.
+func TestDataSourceNodeAttribute(t *testing.T) {
+	for _, required := range []bool{true, false} {
+		a := DataSourceNodeAttribute("", required)
+		if a.Required != required || a.Optional == required || a.MarkdownDescription != NodeDescription || len(a.Validators) != 1 {
+			t.Fatalf("required=%v: %+v", required, a)
+		}
+		if got := validate(a.Validators[0], "z2g4a.lab"); !strings.Contains(got, "Invalid node name") {
+			t.Fatalf("required=%v: z2g4a.lab accepted (%q)", required, got)
+		}
+	}
+}
