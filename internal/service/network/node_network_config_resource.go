@@ -93,7 +93,7 @@ func (m *nodeNetworkConfigModel) applyOptions() networkApplyOptions {
 }
 
 func (r *nodeNetworkConfigResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var plan nodeNetworkConfigModel
@@ -109,7 +109,7 @@ func (r *nodeNetworkConfigResource) Create(ctx context.Context, req resource.Cre
 }
 
 func (r *nodeNetworkConfigResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var plan nodeNetworkConfigModel
@@ -199,7 +199,7 @@ func (r *nodeNetworkConfigResource) read(ctx context.Context, node string, keep 
 }
 
 func (r *nodeNetworkConfigResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior nodeNetworkConfigModel

@@ -224,7 +224,7 @@ func mergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attr
 }
 
 func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var plan nodeNetworkModel
@@ -260,7 +260,7 @@ func (r *nodeNetworkResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior nodeNetworkModel
@@ -287,7 +287,7 @@ func (r *nodeNetworkResource) Read(ctx context.Context, req resource.ReadRequest
 }
 
 func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var plan, prior nodeNetworkModel
@@ -316,7 +316,7 @@ func (r *nodeNetworkResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *nodeNetworkResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior nodeNetworkModel

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
@@ -58,8 +57,7 @@ func (d *nodeNetworksDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The network interfaces of one node as PVE lists them (the staged view when changes are pending), such as the physical NICs available to bond.",
 		Attributes: map[string]schema.Attribute{
-			"node": schema.StringAttribute{Required: true, MarkdownDescription: "Node name.",
-				Validators: []validator.String{framework.NodeName()}},
+			"node":            framework.DataSourceNodeAttribute("Node name.", true),
 			"type":            schema.StringAttribute{Optional: true, MarkdownDescription: "Only interfaces of this type (`bridge`, `bond`, `vlan`, `eth`, ...)."},
 			"pending_changes": computed("Diff of staged changes not yet applied (`interfaces.new`), empty when none."),
 			"interfaces": schema.ListNestedAttribute{
@@ -91,7 +89,7 @@ func (d *nodeNetworksDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 }
 
 func (d *nodeNetworksDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	if d.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var cfg nodeNetworksModel

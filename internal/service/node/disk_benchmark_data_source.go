@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -76,9 +77,6 @@ var (
 )
 
 func (d *diskBenchmarkDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	computedFloat := func(desc string) schema.Float64Attribute {
-		return schema.Float64Attribute{Computed: true, MarkdownDescription: desc}
-	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Measures a drive's **sync-write** performance with [fio](https://fio.readthedocs.io/) on a node: " +
 			"4 KiB writes (`block_size`) at queue depth 1, each one durable before the next (`--direct=1 --sync=1`, the " +
@@ -101,89 +99,107 @@ func (d *diskBenchmarkDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"null, so that a configuration stays valid after the disk became an OSD.\n\n" +
 			"Needs `fio` on the node (`apt install fio`; PVE does not ship it), the provider's `ssh` block (root, or a " +
 			"user with password-less sudo) and an API token or user with `Sys.Audit` on `/nodes/<node>`.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`<node>:<device or directory>`."},
-			"node": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Node name, such as `z2g4a`.",
-				Validators:          []validator.String{framework.NodeName()},
-			},
-			"device": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Whole disk to benchmark, such as `/dev/nvme0n1`, `/dev/sdb` or a `/dev/disk/by-id/` link. " +
-					"Must be unused (see above); its content is destroyed. Exactly one of `device` and `directory`.",
-				Validators: []validator.String{regexValidator{re: devPathRE, what: "a device path under /dev, such as /dev/sdb"}},
-			},
-			"directory": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Existing directory on the node for the scratch file, such as `/var/lib/vz` (PVE's `local` " +
-					"storage). Exactly one of `device` and `directory`.",
-			},
-			"overwrite_device": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Must be `true` with `device`: confirms that the benchmark may write over the device. The " +
-					"data source still refuses devices that are in use.",
-			},
-			"if_in_use": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "What to do when `device` is in use: `fail` (default) stops the plan with what holds the " +
-					"device; `skip` sets `skipped` and leaves the figures null (for a configuration whose OSD now uses the disk).",
-				Validators: []validator.String{stringvalidator.OneOf("fail", "skip")},
-			},
-			"block_size": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "Size of each write: bytes, or with a `k` or `m` suffix (powers of 1024), 512 bytes to 16m, a multiple of 512. Default `4k`.",
-			},
-			"jobs": schema.Int64Attribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "Parallel writers, each at queue depth 1: 1 to 8. Default 1.",
-				Validators:          []validator.Int64{int64validator.Between(1, 8)},
-			},
-			"runtime": schema.Int64Attribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "Seconds to measure: 5 to 300. Default 60.",
-				Validators:          []validator.Int64{int64validator.Between(5, 300)},
-			},
-			"size": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "Region written (on a device: its first `size` bytes) or size of the scratch file: a number " +
-					"with a `k`, `m` or `g` suffix, 16m to 64g. Default `1g`.",
-			},
-			"pattern": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "`randwrite` (default) or `write` (sequential).",
-				Validators:          []validator.String{stringvalidator.OneOf("randwrite", "write")},
-			},
-			"skipped": schema.BoolAttribute{Computed: true, MarkdownDescription: "True when `if_in_use = \"skip\"` left an in-use device alone."},
-			"in_use": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "What holds the device (empty when it is free, or for a directory).",
-			},
-			"model": schema.StringAttribute{Computed: true, MarkdownDescription: "The device's model as PVE reports it (null for a directory)."},
-			"filesystem": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "For a directory: its filesystem and device, such as `ext4 on /dev/mapper/pve-root`.",
-			},
-			"write_iops": computedFloat("Durable writes per second, all jobs together."),
-			"bandwidth_bytes_per_second": schema.Int64Attribute{
-				Computed:            true,
-				MarkdownDescription: "Write bandwidth in bytes per second.",
-			},
-			"latency_mean_us": computedFloat("Mean completion latency of a write, in microseconds."),
-			"latency_p50_us":  computedFloat("Median write latency, in microseconds."),
-			"latency_p95_us":  computedFloat("95th percentile write latency, in microseconds."),
-			"latency_p99_us":  computedFloat("99th percentile write latency, in microseconds."),
-			"latency_p999_us": computedFloat("99.9th percentile write latency, in microseconds."),
-			"fio_command": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The fio command that ran (null when skipped).",
-			},
+		Attributes: diskBenchmarkAttributes(),
+	}
+}
+
+// diskBenchmarkAttributes are the data source's settings (what to measure
+// and how) and the figures it reports.
+func diskBenchmarkAttributes() map[string]schema.Attribute {
+	attrs := diskBenchmarkResultAttributes()
+	for k, v := range diskBenchmarkSettingAttributes() {
+		attrs[k] = v
+	}
+	return attrs
+}
+
+func diskBenchmarkSettingAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id":   schema.StringAttribute{Computed: true, MarkdownDescription: "`<node>:<device or directory>`."},
+		"node": framework.DataSourceNodeAttribute("", true),
+		"device": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Whole disk to benchmark, such as `/dev/nvme0n1`, `/dev/sdb` or a `/dev/disk/by-id/` link. " +
+				"Must be unused (see above); its content is destroyed. Exactly one of `device` and `directory`.",
+			Validators: []validator.String{regexValidator{re: devPathRE, what: "a device path under /dev, such as /dev/sdb"}},
+		},
+		"directory": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Existing directory on the node for the scratch file, such as `/var/lib/vz` (PVE's `local` " +
+				"storage). Exactly one of `device` and `directory`.",
+		},
+		"overwrite_device": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Must be `true` with `device`: confirms that the benchmark may write over the device. The " +
+				"data source still refuses devices that are in use.",
+		},
+		"if_in_use": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: "What to do when `device` is in use: `fail` (default) stops the plan with what holds the " +
+				"device; `skip` sets `skipped` and leaves the figures null (for a configuration whose OSD now uses the disk).",
+			Validators: []validator.String{stringvalidator.OneOf("fail", "skip")},
+		},
+		"block_size": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "Size of each write: bytes, or with a `k` or `m` suffix (powers of 1024), 512 bytes to 16m, a multiple of 512. Default `4k`.",
+		},
+		"jobs": schema.Int64Attribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "Parallel writers, each at queue depth 1: 1 to 8. Default 1.",
+			Validators:          []validator.Int64{int64validator.Between(1, 8)},
+		},
+		"runtime": schema.Int64Attribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "Seconds to measure: 5 to 300. Default 60.",
+			Validators:          []validator.Int64{int64validator.Between(5, 300)},
+		},
+		"size": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: "Region written (on a device: its first `size` bytes) or size of the scratch file: a number " +
+				"with a `k`, `m` or `g` suffix, 16m to 64g. Default `1g`.",
+		},
+		"pattern": schema.StringAttribute{
+			Optional:            true,
+			Computed:            true,
+			MarkdownDescription: "`randwrite` (default) or `write` (sequential).",
+			Validators:          []validator.String{stringvalidator.OneOf("randwrite", "write")},
+		},
+	}
+}
+
+func diskBenchmarkResultAttributes() map[string]schema.Attribute {
+	computedFloat := func(desc string) schema.Float64Attribute {
+		return schema.Float64Attribute{Computed: true, MarkdownDescription: desc}
+	}
+	return map[string]schema.Attribute{
+		"skipped": schema.BoolAttribute{Computed: true, MarkdownDescription: "True when `if_in_use = \"skip\"` left an in-use device alone."},
+		"in_use": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "What holds the device (empty when it is free, or for a directory).",
+		},
+		"model": schema.StringAttribute{Computed: true, MarkdownDescription: "The device's model as PVE reports it (null for a directory)."},
+		"filesystem": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "For a directory: its filesystem and device, such as `ext4 on /dev/mapper/pve-root`.",
+		},
+		"write_iops": computedFloat("Durable writes per second, all jobs together."),
+		"bandwidth_bytes_per_second": schema.Int64Attribute{
+			Computed:            true,
+			MarkdownDescription: "Write bandwidth in bytes per second.",
+		},
+		"latency_mean_us": computedFloat("Mean completion latency of a write, in microseconds."),
+		"latency_p50_us":  computedFloat("Median write latency, in microseconds."),
+		"latency_p95_us":  computedFloat("95th percentile write latency, in microseconds."),
+		"latency_p99_us":  computedFloat("99th percentile write latency, in microseconds."),
+		"latency_p999_us": computedFloat("99.9th percentile write latency, in microseconds."),
+		"fio_command": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The fio command that ran (null when skipped).",
 		},
 	}
 }
@@ -261,10 +277,37 @@ func (d *diskBenchmarkDataSource) ValidateConfig(ctx context.Context, req dataso
 func (d *diskBenchmarkDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m diskBenchmarkModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(d.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || d.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(d.PD, &resp.Diagnostics, benchTypeName) {
 		return
 	}
+	m.setDefaults()
+	node := m.Node.ValueString()
+	target := m.Directory.ValueString()
+	if !m.Device.IsNull() {
+		target = m.Device.ValueString()
+	}
+	m.ID = types.StringValue(node + ":" + target)
+	unlock, err := d.PD.NodeExec.Lock(ctx, node)
+	if err != nil {
+		framework.AddUnable(&resp.Diagnostics, "Read", "disk benchmark on", node, err)
+		return
+	}
+	defer unlock()
+	if !m.Device.IsNull() {
+		d.benchDevice(ctx, &m, node, &resp.Diagnostics)
+	} else {
+		d.benchDirectory(ctx, &m, node, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// setDefaults fills the settings left unset with their defaults and
+// starts the results empty (null figures, not skipped).
+func (m *diskBenchmarkModel) setDefaults() {
 	setDefault := func(v *types.String, def string) {
 		if v.IsNull() || v.IsUnknown() {
 			*v = types.StringValue(def)
@@ -285,77 +328,68 @@ func (d *diskBenchmarkDataSource) Read(ctx context.Context, req datasource.ReadR
 	m.WriteIOPS, m.Bandwidth = types.Float64Null(), types.Int64Null()
 	m.LatencyMean, m.LatencyP50, m.LatencyP95, m.LatencyP99, m.LatencyP999 = types.Float64Null(), types.Float64Null(),
 		types.Float64Null(), types.Float64Null(), types.Float64Null()
+}
 
-	node := m.Node.ValueString()
-	ex := d.PD.NodeExec
-	target := m.Directory.ValueString()
-	if !m.Device.IsNull() {
-		target = m.Device.ValueString()
+// benchDevice benchmarks m's device after checking that nothing uses it;
+// with if_in_use = "skip" an in-use device only sets skipped and in_use.
+func (d *diskBenchmarkDataSource) benchDevice(ctx context.Context, m *diskBenchmarkModel, node string, diags *diag.Diagnostics) {
+	if !m.OverwriteDevice.ValueBool() {
+		diags.AddAttributeError(path.Root("overwrite_device"), "Device benchmark not confirmed",
+			"Set overwrite_device = true to benchmark a device.")
+		return
 	}
-	m.ID = types.StringValue(node + ":" + target)
-	unlock, err := ex.Lock(ctx, node)
+	c := d.NodeClient(ctx, node, diags)
+	if c == nil {
+		return
+	}
+	dev, model, reasons, err := d.checkDevice(ctx, c, node, m.Device.ValueString())
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Read", "disk benchmark on", node, err)
+		framework.AddUnable(diags, "Read", "disk benchmark on", node, err)
 		return
 	}
-	defer unlock()
+	m.Model = types.StringValue(model)
+	if len(reasons) > 0 {
+		inUse := strings.Join(reasons, "; ")
+		if m.IfInUse.ValueString() == "skip" {
+			tflog.Info(ctx, "device in use; not benchmarking it", map[string]any{"node": node, "device": dev, "in_use": inUse})
+			m.Skipped, m.InUse = types.BoolValue(true), types.StringValue(inUse)
+			return
+		}
+		diags.AddError(fmt.Sprintf("Refusing to benchmark %s on node %s: it is in use", m.Device.ValueString(), node),
+			fmt.Sprintf("%s is in use: %s.\n\nfio writes over the whole device and would destroy what is on it (a user who ran it "+
+				"on OSD disks lost those OSDs). Benchmark an unused disk (PVE's Disks panel: Usage \"No\"), a scratch file with "+
+				"directory = \"/var/lib/vz\", or set if_in_use = \"skip\" to leave in-use devices alone.", dev, inUse))
+		return
+	}
+	d.run(ctx, m, node, dev, false, diags)
+}
 
-	if !m.Device.IsNull() {
-		if !m.OverwriteDevice.ValueBool() {
-			resp.Diagnostics.AddAttributeError(path.Root("overwrite_device"), "Device benchmark not confirmed",
-				"Set overwrite_device = true to benchmark a device.")
-			return
-		}
-		dev, model, reasons, err := d.checkDevice(ctx, node, m.Device.ValueString())
-		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Read", "disk benchmark on", node, err)
-			return
-		}
-		m.Model = types.StringValue(model)
-		if len(reasons) > 0 {
-			inUse := strings.Join(reasons, "; ")
-			if m.IfInUse.ValueString() == "skip" {
-				tflog.Info(ctx, "device in use; not benchmarking it", map[string]any{"node": node, "device": dev, "in_use": inUse})
-				m.Skipped, m.InUse = types.BoolValue(true), types.StringValue(inUse)
-				resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-				return
-			}
-			resp.Diagnostics.AddError(fmt.Sprintf("Refusing to benchmark %s on node %s: it is in use", m.Device.ValueString(), node),
-				fmt.Sprintf("%s is in use: %s.\n\nfio writes over the whole device and would destroy what is on it (a user who ran it "+
-					"on OSD disks lost those OSDs). Benchmark an unused disk (PVE's Disks panel: Usage \"No\"), a scratch file with "+
-					"directory = \"/var/lib/vz\", or set if_in_use = \"skip\" to leave in-use devices alone.", dev, inUse))
-			return
-		}
-		d.run(ctx, &m, node, dev, false, &resp.Diagnostics)
-	} else {
-		dir := m.Directory.ValueString()
-		fs, err := d.checkDirectory(ctx, node, dir)
-		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Read", "disk benchmark on", node, err)
-			return
-		}
-		m.Filesystem = types.StringValue(fs)
-		suffix := make([]byte, 6)
-		if _, err := rand.Read(suffix); err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Read", "disk benchmark on", node, err)
-			return
-		}
-		file := pathpkg.Join(dir, ".pve-disk-benchmark-"+hex.EncodeToString(suffix)+".fio")
-		defer func() {
-			// Also after a failure or cancellation: fio's unlink may not have run.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if err := ex.RemoveFile(cctx, node, file); err != nil {
-				resp.Diagnostics.AddWarning("Scratch file left on node "+node,
-					fmt.Sprintf("Could not remove the benchmark's scratch file %s: %v", file, err))
-			}
-		}()
-		d.run(ctx, &m, node, file, true, &resp.Diagnostics)
-	}
-	if resp.Diagnostics.HasError() {
+// benchDirectory benchmarks a scratch file in m's directory and removes
+// the file again.
+func (d *diskBenchmarkDataSource) benchDirectory(ctx context.Context, m *diskBenchmarkModel, node string, diags *diag.Diagnostics) {
+	dir := m.Directory.ValueString()
+	fs, err := d.checkDirectory(ctx, node, dir)
+	if err != nil {
+		framework.AddUnable(diags, "Read", "disk benchmark on", node, err)
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	m.Filesystem = types.StringValue(fs)
+	suffix := make([]byte, 6)
+	if _, err := rand.Read(suffix); err != nil {
+		framework.AddUnable(diags, "Read", "disk benchmark on", node, err)
+		return
+	}
+	file := pathpkg.Join(dir, ".pve-disk-benchmark-"+hex.EncodeToString(suffix)+".fio")
+	defer func() {
+		// Also after a failure or cancellation: fio's unlink may not have run.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := d.PD.NodeExec.RemoveFile(cctx, node, file); err != nil {
+			diags.AddWarning("Scratch file left on node "+node,
+				fmt.Sprintf("Could not remove the benchmark's scratch file %s: %v", file, err))
+		}
+	}()
+	d.run(ctx, m, node, file, true, diags)
 }
 
 // lsblkDev is one device of lsblk -J.
@@ -384,7 +418,7 @@ func (b lsblkDev) describe() string {
 // checkDevice resolves dev on node and lists why it is in use, from the
 // kernel (lsblk) and from PVE's disk list. It errors for devices that are
 // not whole disks PVE knows.
-func (d *diskBenchmarkDataSource) checkDevice(ctx context.Context, node, dev string) (string, string, []string, error) {
+func (d *diskBenchmarkDataSource) checkDevice(ctx context.Context, c *pve.Client, node, dev string) (string, string, []string, error) {
 	res, err := d.PD.NodeExec.Run(ctx, node, nodeexec.Cmd("lsblk", "-J", "-p", "-o", "NAME,TYPE,FSTYPE,MOUNTPOINT", "--", dev))
 	if err != nil {
 		if code, ok := nodeexec.ExitCode(err); ok && code == 32 {
@@ -415,10 +449,6 @@ func (d *diskBenchmarkDataSource) checkDevice(ctx context.Context, node, dev str
 			names = append(names, c.describe())
 		}
 		reasons = append(reasons, "lsblk: it holds "+strings.Join(names, ", "))
-	}
-	c, err := d.PD.NodeClient(ctx, node)
-	if err != nil {
-		return "", "", nil, err
 	}
 	// The command's shared disk list (pve_node_disks and the OSDs read the
 	// same; any write to the node's disks drops it): several benchmarks on

@@ -372,7 +372,7 @@ type privateState interface {
 // write brings the file on the node to m, runs the units after a change,
 // and returns what the node then has.
 func (r *fileResource) write(ctx context.Context, action string, m fileModel, pending bool, priv privateState, diags *diag.Diagnostics) (fileModel, bool) {
-	if !framework.RequireConfigured(r.PD, diags) || !framework.RequireNodeExec(r.PD, diags, fileTypeName) {
+	if r.Client(diags) == nil || !framework.RequireNodeExec(r.PD, diags, fileTypeName) {
 		return m, false
 	}
 	ex := r.PD.NodeExec
@@ -470,7 +470,7 @@ func (r *fileResource) Update(ctx context.Context, req resource.UpdateRequest, r
 func (r *fileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state fileModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, fileTypeName) {
 		return
 	}
@@ -513,7 +513,7 @@ func (r *fileResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 		tflog.Info(ctx, "keep_on_destroy: leaving the file on the node", map[string]any{"node": node, "path": p})
 		return
 	}
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !framework.RequireNodeExec(r.PD, &resp.Diagnostics, fileTypeName) {
+	if r.Client(&resp.Diagnostics) == nil || !framework.RequireNodeExec(r.PD, &resp.Diagnostics, fileTypeName) {
 		return
 	}
 	ex := r.PD.NodeExec

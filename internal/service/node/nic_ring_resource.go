@@ -266,7 +266,7 @@ func readBootCommand(ctx context.Context, ex *nodeexec.Pool, node, iface string)
 // apply sets the sizes, writes and enables the unit, and returns what the
 // node then reports.
 func (r *nicRingResource) apply(ctx context.Context, action string, plan, config nicRingModel, diags *diag.Diagnostics) (nicRingModel, bool) {
-	if !framework.RequireConfigured(r.PD, diags) || !framework.RequireNodeExec(r.PD, diags, nicRingTypeName) {
+	if r.Client(diags) == nil || !framework.RequireNodeExec(r.PD, diags, nicRingTypeName) {
 		return plan, false
 	}
 	ex := r.PD.NodeExec
@@ -411,7 +411,7 @@ func (r *nicRingResource) Update(ctx context.Context, req resource.UpdateRequest
 func (r *nicRingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state nicRingModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, nicRingTypeName) {
 		return
 	}
@@ -434,7 +434,7 @@ func (r *nicRingResource) Read(ctx context.Context, req resource.ReadRequest, re
 func (r *nicRingResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state nicRingModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, nicRingTypeName) {
 		return
 	}

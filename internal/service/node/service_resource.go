@@ -143,7 +143,7 @@ func readUnit(ctx context.Context, ex *nodeexec.Pool, node, unit string) (unitSt
 }
 
 func (r *serviceResource) apply(ctx context.Context, action string, plan serviceModel, prior *serviceModel, diags *diag.Diagnostics) bool {
-	if !framework.RequireConfigured(r.PD, diags) || !framework.RequireNodeExec(r.PD, diags, serviceTypeName) {
+	if r.Client(diags) == nil || !framework.RequireNodeExec(r.PD, diags, serviceTypeName) {
 		return false
 	}
 	ex := r.PD.NodeExec
@@ -258,7 +258,7 @@ func (r *serviceResource) Update(ctx context.Context, req resource.UpdateRequest
 func (r *serviceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state serviceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, serviceTypeName) {
 		return
 	}

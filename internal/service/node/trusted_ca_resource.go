@@ -247,7 +247,7 @@ func (r *trustedCAResource) read(ctx context.Context, m *trustedCAModel) (found 
 }
 
 func (r *trustedCAResource) write(ctx context.Context, action string, m *trustedCAModel, diags *diag.Diagnostics) bool {
-	if !framework.RequireConfigured(r.PD, diags) || !framework.RequireNodeExec(r.PD, diags, trustedCATypeName) {
+	if r.Client(diags) == nil || !framework.RequireNodeExec(r.PD, diags, trustedCATypeName) {
 		return false
 	}
 	ex := r.PD.NodeExec
@@ -308,7 +308,7 @@ func (r *trustedCAResource) Update(ctx context.Context, req resource.UpdateReque
 func (r *trustedCAResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state trustedCAModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, trustedCATypeName) {
 		return
 	}
@@ -329,7 +329,7 @@ func (r *trustedCAResource) Read(ctx context.Context, req resource.ReadRequest, 
 func (r *trustedCAResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state trustedCAModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, trustedCATypeName) {
 		return
 	}

@@ -128,7 +128,7 @@ func readActive(ctx context.Context, ex *nodeexec.Pool, node string) (activeProf
 
 func (r *tunedProfileResource) apply(ctx context.Context, m *tunedProfileModel, diags *diag.Diagnostics, action string) {
 	node, want := m.Node.ValueString(), m.Profile.ValueString()
-	if !framework.RequireConfigured(r.PD, diags) || !framework.RequireNodeExec(r.PD, diags, tunedTypeName) {
+	if r.Client(diags) == nil || !framework.RequireNodeExec(r.PD, diags, tunedTypeName) {
 		return
 	}
 	ex := r.PD.NodeExec
@@ -183,7 +183,7 @@ func (r *tunedProfileResource) Create(ctx context.Context, req resource.CreateRe
 func (r *tunedProfileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state tunedProfileModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, tunedTypeName) {
 		return
 	}
