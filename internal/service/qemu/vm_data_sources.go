@@ -122,11 +122,15 @@ func (d *vmDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, res
 func (d *vmDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var cfgModel vmDataModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfgModel)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	client := d.Client(&resp.Diagnostics)
+	if client == nil {
 		return
 	}
 	vmid := cfgModel.VMID.ValueInt64()
-	node, err := d.PD.Client.FindVM(ctx, vmid)
+	node, err := client.FindVM(ctx, vmid)
 	if err != nil {
 		if errors.Is(err, pve.ErrNotFound) {
 			err = fmt.Errorf("no node of the cluster has VM %d", vmid)
@@ -134,9 +138,8 @@ func (d *vmDataSource) Read(ctx context.Context, req datasource.ReadRequest, res
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM", vmLabel(vmid), err)
 		return
 	}
-	c, err := d.PD.NodeClient(ctx, node)
-	if err != nil {
-		resp.Diagnostics.AddError("Unable to reach node "+node, err.Error())
+	c := d.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	m, err := readVM(ctx, d.PD, c, node, vmid, nil, false, false)
@@ -192,7 +195,7 @@ func (d *vmsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 		MarkdownDescription: "The cluster's VMs (from `/cluster/resources`), optionally only those on one node or with given tags.\n\n" +
 			"Credentials: an API token; PVE lists only the VMs it may audit (`VM.Audit`).",
 		Attributes: map[string]schema.Attribute{
-			"node": schema.StringAttribute{Optional: true, MarkdownDescription: "Only VMs on this node."},
+			"node": framework.DataSourceNodeAttribute("Only VMs on this node.", false),
 			"tags": schema.SetAttribute{Optional: true, ElementType: types.StringType,
 				MarkdownDescription: "Only VMs that have all of these tags."},
 			"vms": schema.ListNestedAttribute{
@@ -211,7 +214,11 @@ func (d *vmsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 func (d *vmsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m vmsDataModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := d.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var wantTags []string
@@ -229,7 +236,7 @@ func (d *vmsDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 		VMID     int64  `json:"vmid"`
 		Template int64  `json:"template"`
 	}
-	if err := d.PD.Client.Get(ctx, "/cluster/resources", pve.Params{"type": "vm"}, &wire); err != nil {
+	if err := c.Get(ctx, "/cluster/resources", pve.Params{"type": "vm"}, &wire); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "VMs", "", err)
 		return
 	}

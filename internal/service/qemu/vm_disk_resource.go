@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -48,15 +49,9 @@ type vmDiskResource struct{ framework.ResourceBase }
 func VMLockKey(vmid int64) string { return "qemu-vm/" + strconv.FormatInt(vmid, 10) }
 
 func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	optBool := func(desc string) schema.BoolAttribute {
-		return schema.BoolAttribute{Optional: true, MarkdownDescription: desc}
-	}
-	limitF := func(desc string) schema.Float64Attribute {
-		return schema.Float64Attribute{Optional: true, MarkdownDescription: desc, Validators: []validator.Float64{float64validator.AtLeast(1)}}
-	}
-	limitI := func(desc string) schema.Int64Attribute {
-		return schema.Int64Attribute{Optional: true, MarkdownDescription: desc, Validators: []validator.Int64{int64validator.AtLeast(10)}}
-	}
+	attrs := vmDiskPlacementAttributes()
+	maps.Copy(attrs, vmDiskOptionAttributes())
+	maps.Copy(attrs, vmDiskLifecycleAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One disk of a VM (GUI: VM → Hardware → Hard Disk), keyed by VM and slot (`scsi0`, `virtio1`, `sata2`, `ide3`).\n\n" +
 			"Nothing here ever replaces the disk: every change is made in place or refused at plan with the reason.\n\n" +
@@ -78,104 +73,135 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"Credentials: an API token with `VM.Config.Disk` on `/vms/<vm_id>` and `Datastore.AllocateSpace` on " +
 			"`/storage/<storage>` (both storages for a move); `VM.Audit` to find the VM; `VM.PowerMgmt` for " +
 			"`reboot_if_needed`.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "`<vm_id>/<slot>`, also the import id.",
-			},
-			"vm_id": schema.Int64Attribute{
-				Required: true,
-				MarkdownDescription: "The VM's id. The disk follows the VM to whichever node holds it. A disk cannot move to " +
-					"another VM through this resource: a changed `vm_id` is refused at plan.",
-				Validators: []validator.Int64{int64validator.Between(100, 999999999)},
-			},
-			"slot": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Bus and index: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5`, `ide0`-`ide3`. " +
-					"Changing it re-attaches the same volume under the new slot (no data is copied or lost); on a running VM " +
-					"both slots must be hot-pluggable (SCSI or VirtIO).",
-				Validators: []validator.String{stringvalidator.RegexMatches(slotRE, "must be scsi0-30, virtio0-15, sata0-5 or ide0-3")},
-			},
-			"node": schema.StringAttribute{
-				// Not kept from the state in a plan: HA may move the VM
-				// while the change applies.
-				Computed: true, MarkdownDescription: "The node that holds the VM (looked up on every read, so it follows migrations, " +
-					"also HA's during an apply).",
-			},
-			"storage": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Storage of the volume (`local-lvm`, `ceph`, ...), which must allow content `images`. " +
-					"Changing it moves the volume (the source is deleted only after a successful copy); no replacement.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
-			"size": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Size with unit `K`, `M`, `G` or `T` (binary), such as `32G`. Grows in place; a smaller " +
-					"size is refused at plan (PVE cannot shrink disks).",
-				Validators: []validator.String{stringvalidator.RegexMatches(sizeRE, "must be a number with K, M, G or T, such as 32G")},
-			},
-			"cache": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Cache mode: `none`, `writethrough`, `writeback`, `directsync`, `unsafe`; unset is PVE's " +
-					"default (no cache). `unsafe` loses writes on a host crash. Waits for a restart on a running VM.",
-				Validators: []validator.String{stringvalidator.OneOf("none", "writethrough", "writeback", "directsync", "unsafe")},
-			},
-			"iothread": optBool("Own I/O thread for the disk (with controller `virtio-scsi-single` for SCSI). Waits for a restart on a running VM."),
-			"ssd":      optBool("Present the disk as an SSD to the guest (not for VirtIO). Waits for a restart on a running VM."),
-			"discard": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "`on` passes the guest's discard/TRIM to the storage (thin volumes shrink), `ignore` (PVE's default) " +
-					"does not. Waits for a restart on a running VM.",
-				Validators: []validator.String{stringvalidator.OneOf("on", "ignore")},
-			},
-			"aio": schema.StringAttribute{
-				Optional: true, MarkdownDescription: "AIO backend: `io_uring` (PVE's default), `native` or `threads`. Waits for a restart on a running VM.",
-				Validators: []validator.String{stringvalidator.OneOf("io_uring", "native", "threads")},
-			},
-			"backup":    optBool("Include the disk in backups (PVE's default when unset: included)."),
-			"replicate": optBool("Include the disk in storage replication jobs (PVE's default when unset: included)."),
-			"ro":        optBool("Read-only disk. Waits for a restart on a running VM."),
-			"serial": schema.StringAttribute{
-				Optional: true, MarkdownDescription: "Serial number the guest sees (up to 20 bytes).",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 20)},
-			},
-			"mbps_rd":     limitF("Read limit in MB/s."),
-			"mbps_rd_max": limitF("Read burst limit in MB/s."),
-			"mbps_wr":     limitF("Write limit in MB/s."),
-			"mbps_wr_max": limitF("Write burst limit in MB/s."),
-			"iops_rd":     limitI("Read limit in operations per second (at least 10)."),
-			"iops_rd_max": limitI("Read burst limit in operations per second."),
-			"iops_wr":     limitI("Write limit in operations per second (at least 10)."),
-			"iops_wr_max": limitI("Write burst limit in operations per second."),
-			"volume": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The volume id (`ceph:vm-100-disk-0`); it changes when the disk moves to another storage.",
-			},
-			"delete_on_destroy": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Delete the volume when the resource is destroyed. Default false: the disk is only detached and " +
-					"its volume stays as `unusedN` of the VM, named in a warning.",
-			},
-			"boot": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Whether the VM boots from this disk: true puts the slot first in the VM's boot order " +
-					"(PVE does not add disks to it by itself, so a VM created before its disk would otherwise boot from its " +
-					"network card), false takes it out; unset leaves the boot order alone (for `pve_vm.boot_order`). Do not " +
-					"set both. On a running VM the new order is pending until the next start, when it matters. Import records true for a slot in the boot order, else leaves it unset.",
-			},
-			"reboot_if_needed": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Reboot a running VM when a change waits for a restart (see `pending`). Default false: the change " +
-					"waits, `pending` lists it and the apply warns. Setting it to true later reboots the VM at the next apply if " +
-					"changes are still pending.",
-			},
-			"pending": schema.ListAttribute{
-				Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "What waits for a VM restart: option names (`cache`, `volume`, ...), `attach` for a disk " +
-					"the running VM does not see yet, `detach` for one it will drop, `boot` when the disk enters or leaves the boot " +
-					"order at the next start. Empty when the VM runs what is configured.",
-			},
-		},
+		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// vmDiskPlacementAttributes are which VM and slot the disk is, where its volume is and its size.
+func vmDiskPlacementAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed: true, MarkdownDescription: "`<vm_id>/<slot>`, also the import id.",
+		},
+		"vm_id": schema.Int64Attribute{
+			Required: true,
+			MarkdownDescription: "The VM's id. The disk follows the VM to whichever node holds it. A disk cannot move to " +
+				"another VM through this resource: a changed `vm_id` is refused at plan.",
+			Validators: []validator.Int64{int64validator.Between(100, 999999999)},
+		},
+		"slot": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "Bus and index: `scsi0`-`scsi30`, `virtio0`-`virtio15`, `sata0`-`sata5`, `ide0`-`ide3`. " +
+				"Changing it re-attaches the same volume under the new slot (no data is copied or lost); on a running VM " +
+				"both slots must be hot-pluggable (SCSI or VirtIO).",
+			Validators: []validator.String{stringvalidator.RegexMatches(slotRE, "must be scsi0-30, virtio0-15, sata0-5 or ide0-3")},
+		},
+		"node": schema.StringAttribute{
+			// Not kept from the state in a plan: HA may move the VM
+			// while the change applies.
+			Computed: true, MarkdownDescription: "The node that holds the VM (looked up on every read, so it follows migrations, " +
+				"also HA's during an apply).",
+		},
+		"storage": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "Storage of the volume (`local-lvm`, `ceph`, ...), which must allow content `images`. " +
+				"Changing it moves the volume (the source is deleted only after a successful copy); no replacement.",
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"size": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "Size with unit `K`, `M`, `G` or `T` (binary), such as `32G`. Grows in place; a smaller " +
+				"size is refused at plan (PVE cannot shrink disks).",
+			Validators: []validator.String{stringvalidator.RegexMatches(sizeRE, "must be a number with K, M, G or T, such as 32G")},
+		},
+	}
+}
+
+func optBool(desc string) schema.BoolAttribute {
+	return schema.BoolAttribute{Optional: true, MarkdownDescription: desc}
+}
+
+// limitF is a bandwidth limit in MB/s.
+func limitF(desc string) schema.Float64Attribute {
+	return schema.Float64Attribute{Optional: true, MarkdownDescription: desc, Validators: []validator.Float64{float64validator.AtLeast(1)}}
+}
+
+// limitI is an operations-per-second limit.
+func limitI(desc string) schema.Int64Attribute {
+	return schema.Int64Attribute{Optional: true, MarkdownDescription: desc, Validators: []validator.Int64{int64validator.AtLeast(10)}}
+}
+
+// vmDiskOptionAttributes are the drive's options and limits.
+func vmDiskOptionAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"cache": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Cache mode: `none`, `writethrough`, `writeback`, `directsync`, `unsafe`; unset is PVE's " +
+				"default (no cache). `unsafe` loses writes on a host crash. Waits for a restart on a running VM.",
+			Validators: []validator.String{stringvalidator.OneOf("none", "writethrough", "writeback", "directsync", "unsafe")},
+		},
+		"iothread": optBool("Own I/O thread for the disk (with controller `virtio-scsi-single` for SCSI). Waits for a restart on a running VM."),
+		"ssd":      optBool("Present the disk as an SSD to the guest (not for VirtIO). Waits for a restart on a running VM."),
+		"discard": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "`on` passes the guest's discard/TRIM to the storage (thin volumes shrink), `ignore` (PVE's default) " +
+				"does not. Waits for a restart on a running VM.",
+			Validators: []validator.String{stringvalidator.OneOf("on", "ignore")},
+		},
+		"aio": schema.StringAttribute{
+			Optional: true, MarkdownDescription: "AIO backend: `io_uring` (PVE's default), `native` or `threads`. Waits for a restart on a running VM.",
+			Validators: []validator.String{stringvalidator.OneOf("io_uring", "native", "threads")},
+		},
+		"backup":    optBool("Include the disk in backups (PVE's default when unset: included)."),
+		"replicate": optBool("Include the disk in storage replication jobs (PVE's default when unset: included)."),
+		"ro":        optBool("Read-only disk. Waits for a restart on a running VM."),
+		"serial": schema.StringAttribute{
+			Optional: true, MarkdownDescription: "Serial number the guest sees (up to 20 bytes).",
+			Validators: []validator.String{stringvalidator.LengthBetween(1, 20)},
+		},
+		"mbps_rd":     limitF("Read limit in MB/s."),
+		"mbps_rd_max": limitF("Read burst limit in MB/s."),
+		"mbps_wr":     limitF("Write limit in MB/s."),
+		"mbps_wr_max": limitF("Write burst limit in MB/s."),
+		"iops_rd":     limitI("Read limit in operations per second (at least 10)."),
+		"iops_rd_max": limitI("Read burst limit in operations per second."),
+		"iops_wr":     limitI("Write limit in operations per second (at least 10)."),
+		"iops_wr_max": limitI("Write burst limit in operations per second."),
+	}
+}
+
+// vmDiskLifecycleAttributes are the volume, destroy, boot and restart handling.
+func vmDiskLifecycleAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"volume": schema.StringAttribute{
+			Computed: true, MarkdownDescription: "The volume id (`ceph:vm-100-disk-0`); it changes when the disk moves to another storage.",
+		},
+		"delete_on_destroy": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Delete the volume when the resource is destroyed. Default false: the disk is only detached and " +
+				"its volume stays as `unusedN` of the VM, named in a warning.",
+		},
+		"boot": schema.BoolAttribute{
+			Optional: true,
+			MarkdownDescription: "Whether the VM boots from this disk: true puts the slot first in the VM's boot order " +
+				"(PVE does not add disks to it by itself, so a VM created before its disk would otherwise boot from its " +
+				"network card), false takes it out; unset leaves the boot order alone (for `pve_vm.boot_order`). Do not " +
+				"set both. On a running VM the new order is pending until the next start, when it matters. Import records true for a slot in the boot order, else leaves it unset.",
+		},
+		"reboot_if_needed": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Reboot a running VM when a change waits for a restart (see `pending`). Default false: the change " +
+				"waits, `pending` lists it and the apply warns. Setting it to true later reboots the VM at the next apply if " +
+				"changes are still pending.",
+		},
+		"pending": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "What waits for a VM restart: option names (`cache`, `volume`, ...), `attach` for a disk " +
+				"the running VM does not see yet, `detach` for one it will drop, `boot` when the disk enters or leaves the boot " +
+				"order at the next start. Empty when the VM runs what is configured.",
 		},
 	}
 }
@@ -307,7 +333,7 @@ func updateConfig(ctx context.Context, c *pve.Client, node string, vmid int64, u
 func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan vmDiskModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	timeout, d := plan.Timeouts.Create(ctx, 30*time.Minute)
@@ -431,7 +457,7 @@ type stateSetter interface {
 func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state vmDiskModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	vmid, slot := state.VMID.ValueInt64(), state.Slot.ValueString()
@@ -447,9 +473,8 @@ func (r *vmDiskResource) Read(ctx context.Context, req resource.ReadRequest, res
 		framework.AddUnable(&resp.Diagnostics, "Read", "VM disk", id, err)
 		return
 	}
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Read", "VM disk", id, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	items, err := sharedPending(ctx, r.PD, c, node, vmid, false)
@@ -519,7 +544,7 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 	var plan, state vmDiskModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	timeout, d := plan.Timeouts.Update(ctx, 60*time.Minute)
@@ -554,7 +579,9 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 		}
 	}
 
-	// 1. Slot: the same volume under the new slot, in one config write.
+	// The slot first: the same volume under the new slot, in one config
+	// write. Then storage, size, options and boot order, each step from
+	// the slot as the one before left it.
 	if newSlot := plan.Slot.ValueString(); newSlot != slot {
 		if !r.changeSlot(ctx, at, slot, newSlot, s, plan.options(), &resp.Diagnostics) {
 			return
@@ -565,81 +592,118 @@ func (r *vmDiskResource) Update(ctx context.Context, req resource.UpdateRequest,
 			return
 		}
 	}
-
-	// 2. Storage: move_disk; PVE deletes the source only after the copy.
-	if want := plan.Storage.ValueString(); want != s.Effective.Storage() {
-		tflog.Info(ctx, "moving VM disk", map[string]any{"vmid": vmid, "slot": slot, "from": s.Effective.Volume, "to": want})
-		err := at.awaitTask(ctx, "qmmove", func(c *pve.Client, node string) (string, error) {
-			return c.MoveVMDisk(ctx, node, vmid, pve.MoveVMDiskRequest{Disk: slot, Storage: want, DeleteSource: true})
-		})
-		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("move %s to storage %s: %w", s.Effective.Volume, want, err))
-			return
-		}
-		if s, err = at.readSlot(ctx, slot); err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
-			return
-		}
-	}
-
-	// 3. Size: grow only (ModifyPlan refused shrinking).
-	want, err := pve.ParseDiskSize(plan.Size.ValueString())
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("size"), "Invalid size", err.Error())
+	if s = moveDisk(ctx, at, slot, s, plan.Storage.ValueString(), &resp.Diagnostics); s == nil {
 		return
 	}
+	if s = growDisk(ctx, at, slot, s, plan.Size.ValueString(), &resp.Diagnostics); s == nil {
+		return
+	}
+	if !writeDiskOptions(ctx, at, slot, s, plan.options(), &resp.Diagnostics) {
+		return
+	}
+	if !plan.Boot.IsNull() && !plan.Boot.IsUnknown() && !writeDiskBoot(ctx, at, slot, plan.Boot.ValueBool(), &resp.Diagnostics) {
+		return
+	}
+	r.finish(ctx, at, "Update", &plan, &resp.State, &resp.Diagnostics)
+}
+
+// moveDisk moves the slot's volume to storage (move_disk; PVE deletes
+// the source only after the copy) unless it is there, and returns the
+// slot read back; nil when it failed (diagnosed).
+func moveDisk(ctx context.Context, at *vmAt, slot string, s *slotState, storage string, diags *diag.Diagnostics) *slotState {
+	vmid, id := at.vmid, diskID(at.vmid, slot)
+	if storage == s.Effective.Storage() {
+		return s
+	}
+	tflog.Info(ctx, "moving VM disk", map[string]any{"vmid": vmid, "slot": slot, "from": s.Effective.Volume, "to": storage})
+	err := at.awaitTask(ctx, "qmmove", func(c *pve.Client, node string) (string, error) {
+		return c.MoveVMDisk(ctx, node, vmid, pve.MoveVMDiskRequest{Disk: slot, Storage: storage, DeleteSource: true})
+	})
+	if err != nil {
+		framework.AddUnable(diags, "Update", "VM disk", id, fmt.Errorf("move %s to storage %s: %w", s.Effective.Volume, storage, err))
+		return nil
+	}
+	s, err = at.readSlot(ctx, slot)
+	if err != nil {
+		framework.AddUnable(diags, "Update", "VM disk", id, err)
+		return nil
+	}
+	return s
+}
+
+// growDisk grows the slot's volume to size (ModifyPlan refused
+// shrinking; a volume that PVE has larger by now is refused here) and
+// returns the slot read back; nil when it failed (diagnosed).
+func growDisk(ctx context.Context, at *vmAt, slot string, s *slotState, size string, diags *diag.Diagnostics) *slotState {
+	vmid, id := at.vmid, diskID(at.vmid, slot)
+	want, err := pve.ParseDiskSize(size)
+	if err != nil {
+		diags.AddAttributeError(path.Root("size"), "Invalid size", err.Error())
+		return nil
+	}
 	have, _ := s.Effective.SizeBytes()
-	if want > have {
-		tflog.Info(ctx, "growing VM disk", map[string]any{"vmid": vmid, "slot": slot, "size": plan.Size.ValueString()})
+	switch {
+	case want > have:
+		tflog.Info(ctx, "growing VM disk", map[string]any{"vmid": vmid, "slot": slot, "size": size})
 		err := at.awaitTask(ctx, "resize", func(c *pve.Client, node string) (string, error) {
 			return c.ResizeVMDisk(ctx, node, vmid, slot, pve.FormatDiskSize(want), "")
 		})
 		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("resize %s to %s: %w", slot, plan.Size.ValueString(), err))
-			return
+			framework.AddUnable(diags, "Update", "VM disk", id, fmt.Errorf("resize %s to %s: %w", slot, size, err))
+			return nil
 		}
 		if s, err = at.readSlot(ctx, slot); err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
-			return
+			framework.AddUnable(diags, "Update", "VM disk", id, err)
+			return nil
 		}
-	} else if want < have {
-		resp.Diagnostics.AddAttributeError(path.Root("size"), "Disk cannot shrink",
+	case want < have:
+		diags.AddAttributeError(path.Root("size"), "Disk cannot shrink",
 			fmt.Sprintf("%s of VM %d has %s in PVE; PVE cannot shrink disks. Set size to at least %s.", slot, vmid,
 				pve.FormatDiskSize(have), pve.FormatDiskSize(have)))
-		return
+		return nil
 	}
+	return s
+}
 
-	// 4. Options: the drive string with the managed options replaced.
-	if opts := plan.options(); optionsDiffer(s.Effective, opts) {
-		drive := withOptions(s.Effective, opts)
-		tflog.Info(ctx, "changing VM disk options", map[string]any{"vmid": vmid, "slot": slot, "drive": drive.String()})
-		if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: pve.Params{slot: drive.String()}}); err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
-			return
-		}
+// writeDiskOptions writes the drive string with the managed options
+// replaced when they differ; false when that failed (diagnosed).
+func writeDiskOptions(ctx context.Context, at *vmAt, slot string, s *slotState, opts map[string]string, diags *diag.Diagnostics) bool {
+	if !optionsDiffer(s.Effective, opts) {
+		return true
 	}
+	drive := withOptions(s.Effective, opts)
+	tflog.Info(ctx, "changing VM disk options", map[string]any{"vmid": at.vmid, "slot": slot, "drive": drive.String()})
+	if err := at.updateConfig(ctx, pve.VMConfigUpdate{Set: pve.Params{slot: drive.String()}}); err != nil {
+		framework.AddUnable(diags, "Update", "VM disk", diskID(at.vmid, slot), err)
+		return false
+	}
+	return true
+}
 
-	// 5. Boot order membership, when managed.
-	if !plan.Boot.IsNull() && !plan.Boot.IsUnknown() {
-		if s, err = at.readSlot(ctx, slot); err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, err)
-			return
-		}
-		if want := plan.Boot.ValueBool(); inBootOrder(s.Boot, slot) != want {
-			u := pve.VMConfigUpdate{Set: pve.Params{}}
-			if b := bootOrderSetting(s.Boot, slot, want); b != "" {
-				u.Set["boot"] = b
-			} else {
-				u.Delete = []string{"boot"}
-			}
-			tflog.Info(ctx, "changing the VM's boot order", map[string]any{"vmid": vmid, "slot": slot, "boot": want})
-			if err := at.updateConfig(ctx, u); err != nil {
-				framework.AddUnable(&resp.Diagnostics, "Update", "VM disk", id, fmt.Errorf("boot order: %w", err))
-				return
-			}
-		}
+// writeDiskBoot puts the slot into the VM's boot order or takes it out
+// (boot), read fresh; false when that failed (diagnosed).
+func writeDiskBoot(ctx context.Context, at *vmAt, slot string, boot bool, diags *diag.Diagnostics) bool {
+	id := diskID(at.vmid, slot)
+	s, err := at.readSlot(ctx, slot)
+	if err != nil {
+		framework.AddUnable(diags, "Update", "VM disk", id, err)
+		return false
 	}
-	r.finish(ctx, at, "Update", &plan, &resp.State, &resp.Diagnostics)
+	if inBootOrder(s.Boot, slot) == boot {
+		return true
+	}
+	u := pve.VMConfigUpdate{Set: pve.Params{}}
+	if b := bootOrderSetting(s.Boot, slot, boot); b != "" {
+		u.Set["boot"] = b
+	} else {
+		u.Delete = []string{"boot"}
+	}
+	tflog.Info(ctx, "changing the VM's boot order", map[string]any{"vmid": at.vmid, "slot": slot, "boot": boot})
+	if err := at.updateConfig(ctx, u); err != nil {
+		framework.AddUnable(diags, "Update", "VM disk", id, fmt.Errorf("boot order: %w", err))
+		return false
+	}
+	return true
 }
 
 // settlePending applies the slot's pending changes before a slot change
@@ -744,7 +808,7 @@ func (r *vmDiskResource) changeSlot(ctx context.Context, at *vmAt, slot, newSlot
 func (r *vmDiskResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state vmDiskModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	timeout, d := state.Timeouts.Delete(ctx, 30*time.Minute)

@@ -281,6 +281,30 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 	m.ID = types.StringValue(strconv.FormatInt(vmid, 10))
 	m.Node, m.CurrentNode = types.StringValue(node), types.StringValue(node)
 	m.VMID = types.Int64Value(vmid)
+	m.namesFromConfig(v, prior)
+	m.hardwareFromConfig(cfg)
+	m.BootOrder = bootOrderFromConfig(v, prior)
+	m.devicesFromConfig(v)
+	m.Started = types.BoolValue(running)
+	if running {
+		m.Status = types.StringValue("running")
+	} else {
+		m.Status = types.StringValue("stopped")
+	}
+	pend := make([]attr.Value, 0, len(pending))
+	for _, k := range pending {
+		pend = append(pend, types.StringValue(k))
+	}
+	m.PendingChanges = types.ListValueMust(types.StringType, pend)
+	if prior != nil && !prior.DestroyDisks.IsNull() && !prior.DestroyDisks.IsUnknown() {
+		m.DestroyDisks = prior.DestroyDisks
+	} else {
+		m.DestroyDisks = types.BoolValue(false)
+	}
+}
+
+// namesFromConfig fills name, description and tags.
+func (m *vmModel) namesFromConfig(v map[string]string, prior *vmModel) {
 	m.Name = strValue(v["name"])
 	m.Description = strValue(v["description"])
 	// PVE strips trailing whitespace from the description (a heredoc's
@@ -298,6 +322,12 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 	} else {
 		m.Tags = types.SetNull(types.StringType)
 	}
+}
+
+// hardwareFromConfig fills CPU, memory, firmware, controller and the
+// flags, with PVE's defaults for what the config leaves out.
+func (m *vmModel) hardwareFromConfig(cfg *pve.VMConfig) {
+	v := cfg.Values
 	m.Cores = types.Int64Value(cfg.Int("cores", defaultCores))
 	m.Sockets = types.Int64Value(cfg.Int("sockets", defaultSockets))
 	m.Memory = types.Int64Value(memoryMiB(v["memory"]))
@@ -316,7 +346,11 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 	m.VGA = strValue(v["vga"])
 	m.OnBoot = types.BoolValue(cfg.Bool("onboot", false))
 	m.Protection = types.BoolValue(cfg.Bool("protection", false))
+}
 
+// bootOrderFromConfig is PVE's boot order, or the configured one (prior)
+// while devices it names are still missing; null when not configured.
+func bootOrderFromConfig(v map[string]string, prior *vmModel) types.List {
 	have := bootOrder(v["boot"])
 	order := have
 	if prior != nil && prior.BootOrder.IsNull() {
@@ -339,15 +373,17 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 		}
 	}
 	if order == nil {
-		m.BootOrder = types.ListNull(types.StringType)
-	} else {
-		vals := make([]attr.Value, 0, len(order))
-		for _, dev := range order {
-			vals = append(vals, types.StringValue(dev))
-		}
-		m.BootOrder = types.ListValueMust(types.StringType, vals)
+		return types.ListNull(types.StringType)
 	}
+	vals := make([]attr.Value, 0, len(order))
+	for _, dev := range order {
+		vals = append(vals, types.StringValue(dev))
+	}
+	return types.ListValueMust(types.StringType, vals)
+}
 
+// devicesFromConfig fills the NICs and serial ports.
+func (m *vmModel) devicesFromConfig(v map[string]string) {
 	nets := map[string]attr.Value{}
 	serials := map[string]attr.Value{}
 	for k, val := range v {
@@ -369,22 +405,6 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 		m.Serial = types.MapNull(types.StringType)
 	} else {
 		m.Serial = types.MapValueMust(types.StringType, serials)
-	}
-	m.Started = types.BoolValue(running)
-	if running {
-		m.Status = types.StringValue("running")
-	} else {
-		m.Status = types.StringValue("stopped")
-	}
-	pend := make([]attr.Value, 0, len(pending))
-	for _, k := range pending {
-		pend = append(pend, types.StringValue(k))
-	}
-	m.PendingChanges = types.ListValueMust(types.StringType, pend)
-	if prior != nil && !prior.DestroyDisks.IsNull() && !prior.DestroyDisks.IsUnknown() {
-		m.DestroyDisks = prior.DestroyDisks
-	} else {
-		m.DestroyDisks = types.BoolValue(false)
 	}
 }
 

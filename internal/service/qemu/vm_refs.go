@@ -146,27 +146,40 @@ func (r *vmDiskResource) planRefs(ctx context.Context, req resource.ModifyPlanRe
 		}
 	}
 	vmid := plan.VMID.ValueInt64()
-	node, planned := r.PD.PlanNoted(framework.PlannedVMs, strconv.FormatInt(vmid, 10))
-	if !planned {
-		row, found, rows, err := r.PD.PlanFindGuest(ctx, vmid)
-		if err != nil {
-			return
-		}
-		if !found || row.Type != "qemu" {
-			if prior == nil {
-				resp.Diagnostics.AddAttributeError(path.Root("vm_id"), fmt.Sprintf("Unable to plan %s: VM %d does not exist", vmDiskTypeName, vmid),
-					fmt.Sprintf("vm_id = %d, but the cluster has no VM %d (GET /cluster/resources lists the VMs %s). Use the id of "+
-						"an existing VM, or refer to the pve_vm that creates it (vm_id = pve_vm.<name>.vmid) so that Terraform "+
-						"creates the VM first.", vmid, vmid, vmList(rows)))
-			}
-			return
-		}
-		node = row.Node
-	}
-	if plan.Storage.IsUnknown() || (prior != nil && prior.Storage.Equal(plan.Storage)) {
+	node, ok := r.planVMNode(ctx, vmid, prior == nil, &resp.Diagnostics)
+	if !ok || plan.Storage.IsUnknown() || (prior != nil && prior.Storage.Equal(plan.Storage)) {
 		return
 	}
-	id := plan.Storage.ValueString()
+	r.planStorage(ctx, plan.Storage.ValueString(), vmid, node, &resp.Diagnostics)
+}
+
+// planVMNode is the node of VM vmid: planned in this run, or from the
+// cluster's resource list. false when that is unknown or the VM does not
+// exist (refused for a new disk).
+func (r *vmDiskResource) planVMNode(ctx context.Context, vmid int64, isNew bool, diags *diag.Diagnostics) (string, bool) {
+	if node, planned := r.PD.PlanNoted(framework.PlannedVMs, strconv.FormatInt(vmid, 10)); planned {
+		return node, true
+	}
+	row, found, rows, err := r.PD.PlanFindGuest(ctx, vmid)
+	if err != nil {
+		return "", false
+	}
+	if !found || row.Type != "qemu" {
+		if isNew {
+			diags.AddAttributeError(path.Root("vm_id"), fmt.Sprintf("Unable to plan %s: VM %d does not exist", vmDiskTypeName, vmid),
+				fmt.Sprintf("vm_id = %d, but the cluster has no VM %d (GET /cluster/resources lists the VMs %s). Use the id of "+
+					"an existing VM, or refer to the pve_vm that creates it (vm_id = pve_vm.<name>.vmid) so that Terraform "+
+					"creates the VM first.", vmid, vmid, vmList(rows)))
+		}
+		return "", false
+	}
+	return row.Node, true
+}
+
+// planStorage refuses a storage id that does not exist, does not take VM
+// disks, is not on the VM's node or is disabled; one planned in this run
+// passes.
+func (r *vmDiskResource) planStorage(ctx context.Context, id string, vmid int64, node string, diags *diag.Diagnostics) {
 	if _, ok := r.PD.PlanNoted(framework.PlannedStorages, id); ok {
 		return
 	}
@@ -176,17 +189,6 @@ func (r *vmDiskResource) planRefs(ctx context.Context, req resource.ModifyPlanRe
 	}
 	at := path.Root("storage")
 	usable := imageStorages(list, node)
-	onNode := func(sc *pve.StorageConfig) bool {
-		if node == "" || len(sc.Nodes) == 0 {
-			return true
-		}
-		for _, n := range sc.Nodes {
-			if n == node {
-				return true
-			}
-		}
-		return false
-	}
 	where := "the VM's node"
 	if node != "" {
 		where = "node " + node
@@ -195,21 +197,35 @@ func (r *vmDiskResource) planRefs(ctx context.Context, req resource.ModifyPlanRe
 		"(pve_storage content, or Datacenter → Storage → Edit in the GUI).", where, framework.ListOrNone(usable))
 	switch {
 	case hit == nil:
-		resp.Diagnostics.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s does not exist", vmDiskTypeName, id),
+		diags.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s does not exist", vmDiskTypeName, id),
 			fmt.Sprintf("storage = %q is not in storage.cfg (GET /storage). %s If a pve_storage in this configuration creates it, "+
 				"refer to it (storage = pve_storage.<name>.storage) so that Terraform creates it first.", id, fix))
 	case !contains(hit.Content, "images"):
-		resp.Diagnostics.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s does not take VM disks", vmDiskTypeName, id),
+		diags.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s does not take VM disks", vmDiskTypeName, id),
 			fmt.Sprintf("storage = %q has content %s, without images, so PVE refuses VM disks on it (\"storage '%s' does not "+
 				"support vm images\"). %s", id, framework.ListOrNone(hit.Content), id, fix))
-	case !onNode(hit):
-		resp.Diagnostics.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s is not available on node %s", vmDiskTypeName, id, node),
+	case !storageOnNode(hit, node):
+		diags.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s is not available on node %s", vmDiskTypeName, id, node),
 			fmt.Sprintf("storage = %q is limited to the nodes %s, and VM %d is on %s (PVE: \"storage '%s' is not available on "+
 				"node '%s'\"). %s", id, framework.ListOrNone(hit.Nodes), vmid, node, id, node, fix))
 	case hit.Disable:
-		resp.Diagnostics.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s is disabled", vmDiskTypeName, id),
+		diags.AddAttributeError(at, fmt.Sprintf("Unable to plan %s: storage %s is disabled", vmDiskTypeName, id),
 			fmt.Sprintf("storage = %q is disabled in storage.cfg, so PVE cannot allocate on it. Enable it, or use another storage. %s", id, fix))
 	}
+}
+
+// storageOnNode reports whether node may use the storage (any node when
+// node is unknown or the storage is not limited to some).
+func storageOnNode(sc *pve.StorageConfig, node string) bool {
+	if node == "" || len(sc.Nodes) == 0 {
+		return true
+	}
+	for _, n := range sc.Nodes {
+		if n == node {
+			return true
+		}
+	}
+	return false
 }
 
 // imageStorages lists the enabled storages with content images that node

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strconv"
@@ -70,6 +71,10 @@ const credsNote = "Credentials: an API token with `VM.Allocate` on `/vms/<vmid>`
 	"`Sys.Audit` on `/` helps it find the VM in the cluster's resource list."
 
 func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := vmIdentityAttributes()
+	maps.Copy(attrs, vmHardwareAttributes())
+	maps.Copy(attrs, vmDeviceAttributes())
+	maps.Copy(attrs, vmLifecycleAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A QEMU virtual machine **without its disks** (GUI: Create VM; `qm create`/`qm set`). Disks are " +
 			"separate `pve_vm_disk` resources keyed by slot, so adding, growing or moving a disk never touches the VM.\n\n" +
@@ -84,207 +89,235 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 			"**Safety.** With `protection = true` PVE refuses to destroy the VM (and its disks), and so does the provider at " +
 			"plan. Destroying a VM deletes every volume it owns, also detached ones (unusedN); while the VM still lists any " +
 			"volume the destroy is refused unless `destroy_disks = true`.\n\n" + credsNote,
-		Attributes: map[string]schema.Attribute{
-			"id": framework.IDAttribute("The VM id, as a string."),
-			"node": framework.NodeAttribute("Node the VM lives on. Changing it migrates the VM (`qm migrate`): online when it runs, "+
-				"copying disks on node-local storage too; storages the VM uses must exist on the target. A VM moved "+
-				"outside Terraform is migrated back, except when the HA manager manages it (`pve_ha_resource`): then HA "+
-				"owns its placement (maintenance, fencing, rebalancing, `ha-manager migrate`), `node` stays where Terraform "+
-				"created or last migrated it, `current_node` shows where it runs, and plans warn instead of migrating it "+
-				"back. Changing `node` of such a VM migrates it through HA. A VM that leaves HA (its `pve_ha_resource` removed) "+
-				"stays where it runs in that apply, as planned; the next plan migrates it back to `node`.", framework.NodeInPlace),
-			"current_node": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "Node the VM is on now, from the cluster. Equal to `node` unless the HA manager moved " +
-					"the VM. Operations that meet a migration wait for it and continue on the new node.",
-			},
-			"vmid": schema.Int64Attribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "VM id, 100 to 999999999, unique in the cluster. Unset, the provider takes the lowest free " +
-					"id from PVE (`/cluster/nextid`). PVE cannot renumber a VM, so a change is refused at plan.",
-				Validators:    []validator.Int64{int64validator.Between(100, 999999999)},
-				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				Optional: true, MarkdownDescription: "VM name, a DNS name (letters, digits, `-`, dots between labels).",
-				Validators: []validator.String{stringvalidator.RegexMatches(dnsNameRE, "must be a valid DNS name, such as web-1 or web-1.example.org")},
-			},
-			"description": schema.StringAttribute{
-				Optional: true, MarkdownDescription: "Notes shown in the GUI's summary, up to 8192 characters.",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, 8192)},
-			},
-			"tags": schema.SetAttribute{
-				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "Tags (letters, digits, `_`, `-`, `+`, `.`; not starting with `-`, `+` or `.`). PVE stores them sorted.",
-				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(stringvalidator.RegexMatches(tagRE,
-					"must consist of letters, digits, _, -, + and . and start with a letter, digit or _"))},
-			},
-			"cores": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultCores),
-				MarkdownDescription: "CPU cores per socket (default 1). Pending until a restart on a running VM.",
-				Validators:          []validator.Int64{int64validator.AtLeast(1)},
-			},
-			"sockets": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultSockets),
-				MarkdownDescription: "CPU sockets (default 1). Pending until a restart on a running VM.",
-				Validators:          []validator.Int64{int64validator.AtLeast(1)},
-			},
-			"memory": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMemory),
-				MarkdownDescription: "Memory in MiB (default 512, at least 16). Pending until a restart on a running VM " +
-					"unless memory hotplug is enabled.",
-				Validators: []validator.Int64{int64validator.AtLeast(16)},
-			},
-			"balloon": schema.Int64Attribute{
-				Optional: true,
-				MarkdownDescription: "Minimum memory in MiB for the balloon device; 0 disables ballooning. Unset: PVE's default " +
-					"(ballooning on, minimum = memory). Must not exceed `memory`.",
-				Validators: []validator.Int64{int64validator.AtLeast(0)},
-			},
-			"cpu": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "CPU type and flags as PVE's `cpu` option, such as `host` or `x86-64-v3,flags=+aes`. " +
-					"Unset: PVE's default (`x86-64-v2-AES` on PVE 8 and 9).",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
-			"numa": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Enable NUMA (default false).",
-			},
-			"bios": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultBIOS),
-				MarkdownDescription: "Firmware: `seabios` (default) or `ovmf` (UEFI; wants an EFI disk, `efidisk0`, for persistent " +
-					"UEFI variables). Pending until a restart on a running VM.",
-				Validators: []validator.String{stringvalidator.OneOf("seabios", "ovmf")},
-			},
-			"machine": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "QEMU machine type, such as `q35` or `pc-q35-9.2+pve1`, with PVE's options " +
-					"(`q35,viommu=virtio`). Unset: `pc` (i440fx), except that PVE pins Windows guests' machine version at create.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
-			"ostype": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultOSType),
-				MarkdownDescription: "Guest OS type, which tunes PVE's defaults: `l26` (Linux 2.6+), `win11`, `win10`, ..., " +
-					"`other` (default).",
-				Validators: []validator.String{stringvalidator.OneOf("other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris")},
-			},
-			"agent": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Enable the QEMU guest agent device (default false); install qemu-guest-agent in the guest. " +
-					"Turning it on for a running VM is pending until a restart.",
-			},
-			"scsihw": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultSCSIHW),
-				MarkdownDescription: "SCSI controller: `lsi` (PVE's default), `lsi53c810`, `virtio-scsi-pci`, `virtio-scsi-single` " +
-					"(one controller per disk; needed for `iothread` on SCSI disks, the reference lab's choice), `megasas`, `pvscsi`.",
-				Validators: []validator.String{stringvalidator.OneOf("lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi")},
-			},
-			"boot_order": schema.ListAttribute{
-				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "Boot devices in order, such as `[\"scsi0\", \"net0\"]`. Unset: the provider leaves PVE's " +
-					"boot order alone (at create PVE picks the first disk, CD drives and NICs the VM has then). Devices the VM " +
-					"does not have yet, such as a `pve_vm_disk` created after the VM, are written once they exist: the apply " +
-					"after the disk's creation completes the order. To boot from such a disk in one apply, leave this unset " +
-					"and set `boot = true` on the `pve_vm_disk`.",
-				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(stringvalidator.RegexMatches(bootDevRE, "must be a disk slot (scsi0, virtio0, sata0, ide2, ...) or a NIC (net0, ...)"))},
-			},
-			"network": schema.MapNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Network devices by slot (`net0` to `net31`). Bridge, VLAN tag, trunks, firewall, link state " +
-					"and rate change live; model, MAC, MTU and queues replug the device on a running VM.",
-				Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(netKeyRE, "must be net0 to net31"))},
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"model": schema.StringAttribute{
-						Optional: true, Computed: true, Default: stringdefault.StaticString("virtio"),
-						MarkdownDescription: "NIC model: `virtio` (default), `e1000`, `e1000e`, `rtl8139`, `vmxnet3`, ...",
-						Validators: []validator.String{stringvalidator.OneOf("e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e",
-							"i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3")},
-					},
-					"bridge": schema.StringAttribute{
-						Required: true, MarkdownDescription: "Bridge to attach to, such as `vmbr0` or `bridge0`.",
-						Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-					},
-					"mac_address": schema.StringAttribute{
-						Optional: true, Computed: true,
-						MarkdownDescription: "MAC address in upper case (`BC:24:11:12:34:56`). Unset, PVE generates one with the " +
-							"datacenter's prefix and the provider keeps it.",
-						Validators:    []validator.String{stringvalidator.RegexMatches(macRE, "must be an upper-case unicast MAC address such as BC:24:11:12:34:56")},
-						PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-					},
-					"tag": schema.Int64Attribute{
-						Optional: true, MarkdownDescription: "VLAN tag, 1 to 4094.",
-						Validators: []validator.Int64{int64validator.Between(1, 4094)},
-					},
-					"trunks": schema.StringAttribute{
-						Optional: true, MarkdownDescription: "VLANs to pass through, such as `10;20-30`.",
-						Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^\d+(?:-\d+)?(?:;\d+(?:-\d+)?)*$`), "must be VLAN ids or ranges separated by ;")},
-					},
-					"firewall": schema.BoolAttribute{
-						Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-						MarkdownDescription: "Apply PVE's firewall to the device (default false).",
-					},
-					"link_down": schema.BoolAttribute{
-						Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-						MarkdownDescription: "Disconnect the link (default false).",
-					},
-					"mtu": schema.Int64Attribute{
-						Optional: true, MarkdownDescription: "MTU of a virtio device, 1 to 65520 (1 = the bridge's MTU).",
-						Validators: []validator.Int64{int64validator.Between(1, 65520)},
-					},
-					"queues": schema.Int64Attribute{
-						Optional: true, MarkdownDescription: "Packet queues of a virtio device, 0 to 64.",
-						Validators: []validator.Int64{int64validator.Between(0, 64)},
-					},
-				}},
-			},
-			"serial": schema.MapAttribute{
-				Optional: true, ElementType: types.StringType,
-				MarkdownDescription: "Serial ports by slot (`serial0` to `serial3`): `socket`, or a host device such as " +
-					"`/dev/ttyS0` (host devices need root@pam). Pending until a restart on a running VM.",
-				Validators: []validator.Map{
-					mapvalidator.KeysAre(stringvalidator.RegexMatches(serialRE, "must be serial0 to serial3")),
-					mapvalidator.ValueStringsAre(stringvalidator.RegexMatches(regexp.MustCompile(`^(?:/dev/.+|socket)$`), "must be socket or a /dev path")),
-				},
-			},
-			"vga": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Display as PVE's `vga` option, such as `std`, `serial0`, `qxl` or `virtio,memory=32`. " +
-					"Unset: PVE's default (`std`).",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
-			"onboot": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Start the VM when its node boots (default false).",
-			},
-			"started": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Whether the VM runs (default false): true starts it, false shuts it down (ACPI shutdown, " +
-					"then a stop after the timeout). A VM that HA manages is started and stopped through HA.",
-			},
-			"protection": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "PVE's protection flag (default false): PVE then refuses to destroy the VM or remove its disks, " +
-					"and the provider refuses a destroy at plan. Set it to false and apply before destroying.",
-			},
-			"destroy_disks": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Allow destroying the VM while its config still lists volumes (attached disks or detached " +
-					"`unusedN` ones), which PVE deletes with the VM (default false: such a destroy is refused and names the " +
-					"volumes). Not a PVE setting; only the provider reads it.",
-			},
-			"status": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "`running` or `stopped`, as PVE reports it.",
-			},
-			"pending_changes": schema.ListAttribute{
-				Computed: true, ElementType: types.StringType,
-				MarkdownDescription: "Options written to PVE's pending section that take effect at the next restart of the VM " +
-					"(all of the VM's, also those of its disks).",
-			},
-		},
+		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// vmIdentityAttributes are where the VM is and what it is called.
+func vmIdentityAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": framework.IDAttribute("The VM id, as a string."),
+		"node": framework.NodeAttribute("Node the VM lives on. Changing it migrates the VM (`qm migrate`): online when it runs, "+
+			"copying disks on node-local storage too; storages the VM uses must exist on the target. A VM moved "+
+			"outside Terraform is migrated back, except when the HA manager manages it (`pve_ha_resource`): then HA "+
+			"owns its placement (maintenance, fencing, rebalancing, `ha-manager migrate`), `node` stays where Terraform "+
+			"created or last migrated it, `current_node` shows where it runs, and plans warn instead of migrating it "+
+			"back. Changing `node` of such a VM migrates it through HA. A VM that leaves HA (its `pve_ha_resource` removed) "+
+			"stays where it runs in that apply, as planned; the next plan migrates it back to `node`.", framework.NodeInPlace),
+		"current_node": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "Node the VM is on now, from the cluster. Equal to `node` unless the HA manager moved " +
+				"the VM. Operations that meet a migration wait for it and continue on the new node.",
+		},
+		"vmid": schema.Int64Attribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "VM id, 100 to 999999999, unique in the cluster. Unset, the provider takes the lowest free " +
+				"id from PVE (`/cluster/nextid`). PVE cannot renumber a VM, so a change is refused at plan.",
+			Validators:    []validator.Int64{int64validator.Between(100, 999999999)},
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+		},
+		"name": schema.StringAttribute{
+			Optional: true, MarkdownDescription: "VM name, a DNS name (letters, digits, `-`, dots between labels).",
+			Validators: []validator.String{stringvalidator.RegexMatches(dnsNameRE, "must be a valid DNS name, such as web-1 or web-1.example.org")},
+		},
+		"description": schema.StringAttribute{
+			Optional: true, MarkdownDescription: "Notes shown in the GUI's summary, up to 8192 characters.",
+			Validators: []validator.String{stringvalidator.LengthBetween(1, 8192)},
+		},
+		"tags": schema.SetAttribute{
+			Optional: true, ElementType: types.StringType,
+			MarkdownDescription: "Tags (letters, digits, `_`, `-`, `+`, `.`; not starting with `-`, `+` or `.`). PVE stores them sorted.",
+			Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(stringvalidator.RegexMatches(tagRE,
+				"must consist of letters, digits, _, -, + and . and start with a letter, digit or _"))},
+		},
+	}
+}
+
+// vmHardwareAttributes are the VM's CPU, memory, firmware and controller.
+func vmHardwareAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"cores": schema.Int64Attribute{
+			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultCores),
+			MarkdownDescription: "CPU cores per socket (default 1). Pending until a restart on a running VM.",
+			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+		},
+		"sockets": schema.Int64Attribute{
+			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultSockets),
+			MarkdownDescription: "CPU sockets (default 1). Pending until a restart on a running VM.",
+			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+		},
+		"memory": schema.Int64Attribute{
+			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMemory),
+			MarkdownDescription: "Memory in MiB (default 512, at least 16). Pending until a restart on a running VM " +
+				"unless memory hotplug is enabled.",
+			Validators: []validator.Int64{int64validator.AtLeast(16)},
+		},
+		"balloon": schema.Int64Attribute{
+			Optional: true,
+			MarkdownDescription: "Minimum memory in MiB for the balloon device; 0 disables ballooning. Unset: PVE's default " +
+				"(ballooning on, minimum = memory). Must not exceed `memory`.",
+			Validators: []validator.Int64{int64validator.AtLeast(0)},
+		},
+		"cpu": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "CPU type and flags as PVE's `cpu` option, such as `host` or `x86-64-v3,flags=+aes`. " +
+				"Unset: PVE's default (`x86-64-v2-AES` on PVE 8 and 9).",
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"numa": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Enable NUMA (default false).",
+		},
+		"bios": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString(defaultBIOS),
+			MarkdownDescription: "Firmware: `seabios` (default) or `ovmf` (UEFI; wants an EFI disk, `efidisk0`, for persistent " +
+				"UEFI variables). Pending until a restart on a running VM.",
+			Validators: []validator.String{stringvalidator.OneOf("seabios", "ovmf")},
+		},
+		"machine": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "QEMU machine type, such as `q35` or `pc-q35-9.2+pve1`, with PVE's options " +
+				"(`q35,viommu=virtio`). Unset: `pc` (i440fx), except that PVE pins Windows guests' machine version at create.",
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"ostype": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString(defaultOSType),
+			MarkdownDescription: "Guest OS type, which tunes PVE's defaults: `l26` (Linux 2.6+), `win11`, `win10`, ..., " +
+				"`other` (default).",
+			Validators: []validator.String{stringvalidator.OneOf("other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris")},
+		},
+		"agent": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Enable the QEMU guest agent device (default false); install qemu-guest-agent in the guest. " +
+				"Turning it on for a running VM is pending until a restart.",
+		},
+		"scsihw": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString(defaultSCSIHW),
+			MarkdownDescription: "SCSI controller: `lsi` (PVE's default), `lsi53c810`, `virtio-scsi-pci`, `virtio-scsi-single` " +
+				"(one controller per disk; needed for `iothread` on SCSI disks, the reference lab's choice), `megasas`, `pvscsi`.",
+			Validators: []validator.String{stringvalidator.OneOf("lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi")},
+		},
+	}
+}
+
+// vmDeviceAttributes are the VM's boot order and devices other than disks.
+func vmDeviceAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"boot_order": schema.ListAttribute{
+			Optional: true, ElementType: types.StringType,
+			MarkdownDescription: "Boot devices in order, such as `[\"scsi0\", \"net0\"]`. Unset: the provider leaves PVE's " +
+				"boot order alone (at create PVE picks the first disk, CD drives and NICs the VM has then). Devices the VM " +
+				"does not have yet, such as a `pve_vm_disk` created after the VM, are written once they exist: the apply " +
+				"after the disk's creation completes the order. To boot from such a disk in one apply, leave this unset " +
+				"and set `boot = true` on the `pve_vm_disk`.",
+			Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
+				listvalidator.ValueStringsAre(stringvalidator.RegexMatches(bootDevRE, "must be a disk slot (scsi0, virtio0, sata0, ide2, ...) or a NIC (net0, ...)"))},
+		},
+		"network": vmNetworkAttribute(),
+		"serial": schema.MapAttribute{
+			Optional: true, ElementType: types.StringType,
+			MarkdownDescription: "Serial ports by slot (`serial0` to `serial3`): `socket`, or a host device such as " +
+				"`/dev/ttyS0` (host devices need root@pam). Pending until a restart on a running VM.",
+			Validators: []validator.Map{
+				mapvalidator.KeysAre(stringvalidator.RegexMatches(serialRE, "must be serial0 to serial3")),
+				mapvalidator.ValueStringsAre(stringvalidator.RegexMatches(regexp.MustCompile(`^(?:/dev/.+|socket)$`), "must be socket or a /dev path")),
+			},
+		},
+		"vga": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Display as PVE's `vga` option, such as `std`, `serial0`, `qxl` or `virtio,memory=32`. " +
+				"Unset: PVE's default (`std`).",
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+	}
+}
+
+// vmNetworkAttribute is the VM's NICs by slot.
+func vmNetworkAttribute() schema.MapNestedAttribute {
+	return schema.MapNestedAttribute{
+		Optional: true,
+		MarkdownDescription: "Network devices by slot (`net0` to `net31`). Bridge, VLAN tag, trunks, firewall, link state " +
+			"and rate change live; model, MAC, MTU and queues replug the device on a running VM.",
+		Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(netKeyRE, "must be net0 to net31"))},
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"model": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("virtio"),
+				MarkdownDescription: "NIC model: `virtio` (default), `e1000`, `e1000e`, `rtl8139`, `vmxnet3`, ...",
+				Validators: []validator.String{stringvalidator.OneOf("e1000", "e1000-82540em", "e1000-82544gc", "e1000-82545em", "e1000e",
+					"i82551", "i82557b", "i82559er", "ne2k_isa", "ne2k_pci", "pcnet", "rtl8139", "virtio", "vmxnet3")},
+			},
+			"bridge": schema.StringAttribute{
+				Required: true, MarkdownDescription: "Bridge to attach to, such as `vmbr0` or `bridge0`.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"mac_address": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "MAC address in upper case (`BC:24:11:12:34:56`). Unset, PVE generates one with the " +
+					"datacenter's prefix and the provider keeps it.",
+				Validators:    []validator.String{stringvalidator.RegexMatches(macRE, "must be an upper-case unicast MAC address such as BC:24:11:12:34:56")},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"tag": schema.Int64Attribute{
+				Optional: true, MarkdownDescription: "VLAN tag, 1 to 4094.",
+				Validators: []validator.Int64{int64validator.Between(1, 4094)},
+			},
+			"trunks": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "VLANs to pass through, such as `10;20-30`.",
+				Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^\d+(?:-\d+)?(?:;\d+(?:-\d+)?)*$`), "must be VLAN ids or ranges separated by ;")},
+			},
+			"firewall": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Apply PVE's firewall to the device (default false).",
+			},
+			"link_down": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Disconnect the link (default false).",
+			},
+			"mtu": schema.Int64Attribute{
+				Optional: true, MarkdownDescription: "MTU of a virtio device, 1 to 65520 (1 = the bridge's MTU).",
+				Validators: []validator.Int64{int64validator.Between(1, 65520)},
+			},
+			"queues": schema.Int64Attribute{
+				Optional: true, MarkdownDescription: "Packet queues of a virtio device, 0 to 64.",
+				Validators: []validator.Int64{int64validator.Between(0, 64)},
+			},
+		}},
+	}
+}
+
+// vmLifecycleAttributes are power, protection and what PVE reports.
+func vmLifecycleAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"onboot": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Start the VM when its node boots (default false).",
+		},
+		"started": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Whether the VM runs (default false): true starts it, false shuts it down (ACPI shutdown, " +
+				"then a stop after the timeout). A VM that HA manages is started and stopped through HA.",
+		},
+		"protection": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "PVE's protection flag (default false): PVE then refuses to destroy the VM or remove its disks, " +
+				"and the provider refuses a destroy at plan. Set it to false and apply before destroying.",
+		},
+		"destroy_disks": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Allow destroying the VM while its config still lists volumes (attached disks or detached " +
+				"`unusedN` ones), which PVE deletes with the VM (default false: such a destroy is refused and names the " +
+				"volumes). Not a PVE setting; only the provider reads it.",
+		},
+		"status": schema.StringAttribute{
+			Computed: true, MarkdownDescription: "`running` or `stopped`, as PVE reports it.",
+		},
+		"pending_changes": schema.ListAttribute{
+			Computed: true, ElementType: types.StringType,
+			MarkdownDescription: "Options written to PVE's pending section that take effect at the next restart of the VM " +
+				"(all of the VM's, also those of its disks).",
 		},
 	}
 }
@@ -304,7 +337,7 @@ func (r *vmResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	planVM(ctx, r.PD, &state, req.Plan.Raw.IsNull(), &resp.Diagnostics)
 	if req.Plan.Raw.IsNull() {
 		if state.Protection.ValueBool() {
-			resp.Diagnostics.AddAttributeError(path.Root("protection"), "VM is protected",
+			framework.RefuseDestroy(&resp.Diagnostics, "protection", fmt.Sprintf("VM %d", state.VMID.ValueInt64()),
 				fmt.Sprintf("VM %d has protection = true, so PVE refuses to destroy it (and its disks). Set protection = false "+
 					"and apply that first. To stop managing the VM without destroying it, use a removed block with "+
 					"lifecycle { destroy = false }.", state.VMID.ValueInt64()))
@@ -377,18 +410,6 @@ func (m *vmModel) sameAs(o *vmModel) bool {
 		m.Started.Equal(o.Started) && m.Protection.Equal(o.Protection)
 }
 
-func (r *vmResource) client(ctx context.Context, node string, diags *diag.Diagnostics) *pve.Client {
-	if !framework.RequireConfigured(r.PD, diags) {
-		return nil
-	}
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		diags.AddError("Unable to reach node "+node, err.Error())
-		return nil
-	}
-	return c
-}
-
 func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan vmResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -400,13 +421,42 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := plan.Node.ValueString()
-	c := r.client(ctx, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
-	want := plan.desired(ctx, &resp.Diagnostics)
+	opts := plan.createOptions(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	vmid, accepted, err := createVM(ctx, c, node, &plan, opts, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err != nil && !createFailed(ctx, c, node, vmid, accepted, err, &resp.Diagnostics) {
+		return
+	}
+	if plan.Started.ValueBool() {
+		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
+		if _, err := c.AwaitVMTaskOf(ctx, node, "qmstart|hastart", vmid, func() (string, error) { return c.StartVM(ctx, node, vmid) }); err != nil && !powerReachedAfterFailure(ctx, c, node, vmid, true, err, &resp.Diagnostics) {
+			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
+			r.readInto(ctx, node, vmid, &plan, false, &resp.State, &resp.Diagnostics)
+			return
+		}
+	}
+	// The power state is what the create left: stopped, or running once
+	// the start succeeded.
+	m, err := readCreated(ctx, r.PD, c, node, vmid, &plan.vmModel, plan.Started.ValueBool())
+	setReadBack(ctx, vmid, m, err, &plan, &resp.State, &resp.Diagnostics)
+}
+
+// createOptions are the create request's parameters: the planned config
+// without empty values, and the boot order restricted to the devices the
+// VM has at create.
+func (m *vmResourceModel) createOptions(ctx context.Context, diags *diag.Diagnostics) pve.Params {
+	want := m.desired(ctx, diags)
+	if diags.HasError() {
+		return nil
 	}
 	opts := pve.Params{}
 	for k, v := range want {
@@ -415,8 +465,8 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 		}
 	}
 	var boot []string
-	if !plan.BootOrder.IsNull() && !plan.BootOrder.IsUnknown() {
-		resp.Diagnostics.Append(plan.BootOrder.ElementsAs(ctx, &boot, false)...)
+	if !m.BootOrder.IsNull() && !m.BootOrder.IsUnknown() {
+		diags.Append(m.BootOrder.ElementsAs(ctx, &boot, false)...)
 		var present []string
 		for _, dev := range boot {
 			if _, ok := want[dev]; ok {
@@ -427,19 +477,25 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 			opts["boot"] = "order=" + strings.Join(present, ";")
 		}
 	}
+	return opts
+}
+
+// createVM posts the create and waits for its task. It returns the VM id
+// it used, whether PVE accepted the create (the POST returned a task, so
+// the VM id is ours even if the task failed later) and the create's error.
+// Failing to allocate an id is diagnosed.
+func createVM(ctx context.Context, c *pve.Client, node string, plan *vmResourceModel, opts pve.Params, diags *diag.Diagnostics) (int64, bool, error) {
 	// A configured vmid must be free; an allocated one can be taken by a
 	// parallel create between nextid and the POST, so try the next one.
 	vmid := plan.VMID.ValueInt64()
 	fixed := !plan.VMID.IsNull() && !plan.VMID.IsUnknown()
 	var err error
-	// accepted: PVE took the create (the POST returned a task), so the VM
-	// id is ours even if the task failed later.
 	accepted := false
 	for attempt := 0; ; attempt++ {
 		if !fixed {
 			if vmid, err = c.NextVMID(ctx); err != nil {
-				framework.AddUnable(&resp.Diagnostics, "Create", "VM", "", fmt.Errorf("allocate a VM id: %w", err))
-				return
+				framework.AddUnable(diags, "Create", "VM", "", fmt.Errorf("allocate a VM id: %w", err))
+				return 0, false, err
 			}
 		}
 		tflog.Info(ctx, "creating VM", map[string]any{"vmid": vmid, "node": node})
@@ -454,59 +510,52 @@ func (r *vmResource) Create(ctx context.Context, req resource.CreateRequest, res
 			return upid, perr
 		})
 		if err == nil || accepted || fixed || attempt >= 4 || !strings.Contains(err.Error(), "already exists") {
-			break
+			return vmid, accepted, err
 		}
 		tflog.Info(ctx, "VM id taken meanwhile, allocating another", map[string]any{"vmid": vmid})
 	}
-	if err != nil {
-		// PVE reserves the id with a `lock: create` config before the
-		// worker and unlinks it when createfn dies (qemu-server create_vm),
-		// also after write_config, leaving the disks it allocated (freed
-		// here). Only a killed worker leaves a config: still locked
-		// 'create' before write_config (removed, so the next apply creates
-		// the VM), complete after it (this create's, adopted). A VM that
-		// existed before (PVE refused the POST) is never touched.
-		if !accepted || !framework.FailedTask(err) {
-			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
-			return
-		}
-		lock, found := vmLock(ctx, c, node, vmid)
-		// The id is free again once the worker unlinked the config, so the
-		// config read may be another create's (a parallel apply, the GUI):
-		// it is this one's only when no later create or restore task of
-		// the id started before that read (the task list is read after).
-		// The same holds for the disks an unlinked create left.
-		other, lerr := laterCreateTask(ctx, c, node, vmid, err)
-		if found && (other != "" || lerr != nil) {
-			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), notThisCreate(err, node, vmid, other, lerr))
-			return
-		}
-		switch {
-		case found && lock == "":
-			framework.WarnAdopted(&resp.Diagnostics, "VM", vmLabel(vmid), err)
-		case found && lock == "create":
-			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), fmt.Errorf("%w\n\n%s", err, removeReservedVM(ctx, c, node, vmid)))
-			return
-		default:
-			if left := freeOrphanedDisks(ctx, c, node, vmid, err, other, lerr); left != "" {
-				err = fmt.Errorf("%w\n\n%s", err, left)
-			}
-			framework.AddUnable(&resp.Diagnostics, "Create", "VM", vmLabel(vmid), err)
-			return
-		}
+}
+
+// createFailed handles a failed create (err) of VM vmid: true when it
+// adopted the VM the failed task left complete (warned), else false after
+// diagnosing the failure and cleaning up what provably is this create's.
+func createFailed(ctx context.Context, c *pve.Client, node string, vmid int64, accepted bool, err error, diags *diag.Diagnostics) bool {
+	// PVE reserves the id with a `lock: create` config before the
+	// worker and unlinks it when createfn dies (qemu-server create_vm),
+	// also after write_config, leaving the disks it allocated (freed
+	// here). Only a killed worker leaves a config: still locked
+	// 'create' before write_config (removed, so the next apply creates
+	// the VM), complete after it (this create's, adopted). A VM that
+	// existed before (PVE refused the POST) is never touched.
+	if !accepted || !framework.FailedTask(err) {
+		framework.AddUnable(diags, "Create", "VM", vmLabel(vmid), err)
+		return false
 	}
-	if plan.Started.ValueBool() {
-		tflog.Info(ctx, "starting VM", map[string]any{"vmid": vmid})
-		if _, err := c.AwaitVMTaskOf(ctx, node, "qmstart|hastart", vmid, func() (string, error) { return c.StartVM(ctx, node, vmid) }); err != nil && !powerReachedAfterFailure(ctx, c, node, vmid, true, err, &resp.Diagnostics) {
-			framework.AddUnable(&resp.Diagnostics, "Start", "VM", vmLabel(vmid), err)
-			r.readInto(ctx, node, vmid, &plan, false, &resp.State, &resp.Diagnostics)
-			return
-		}
+	lock, found := vmLock(ctx, c, node, vmid)
+	// The id is free again once the worker unlinked the config, so the
+	// config read may be another create's (a parallel apply, the GUI):
+	// it is this one's only when no later create or restore task of
+	// the id started before that read (the task list is read after).
+	// The same holds for the disks an unlinked create left.
+	other, lerr := laterCreateTask(ctx, c, node, vmid, err)
+	if found && (other != "" || lerr != nil) {
+		framework.AddUnable(diags, "Create", "VM", vmLabel(vmid), notThisCreate(err, node, vmid, other, lerr))
+		return false
 	}
-	// The power state is what the create left: stopped, or running once
-	// the start succeeded.
-	m, err := readCreated(ctx, r.PD, c, node, vmid, &plan.vmModel, plan.Started.ValueBool())
-	setReadBack(ctx, vmid, m, err, &plan, &resp.State, &resp.Diagnostics)
+	switch {
+	case found && lock == "":
+		framework.WarnAdopted(diags, "VM", vmLabel(vmid), err)
+		return true
+	case found && lock == "create":
+		framework.AddUnable(diags, "Create", "VM", vmLabel(vmid), fmt.Errorf("%w\n\n%s", err, removeReservedVM(ctx, c, node, vmid)))
+		return false
+	default:
+		if left := freeOrphanedDisks(ctx, c, node, vmid, err, other, lerr); left != "" {
+			err = fmt.Errorf("%w\n\n%s", err, left)
+		}
+		framework.AddUnable(diags, "Create", "VM", vmLabel(vmid), err)
+		return false
+	}
 }
 
 // powerReachedAfterFailure reports whether a start or shutdown whose task
@@ -693,7 +742,7 @@ func (r *vmResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 		resp.Diagnostics.AddError("Invalid VM id in state", fmt.Sprintf("id %q is not a VM id", prior.ID.ValueString()))
 		return
 	}
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	node, err := findVM(ctx, r.PD, vmid, prior.Node.ValueString())
@@ -761,7 +810,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	vmid := state.VMID.ValueInt64()
 	node := state.Node.ValueString()
 	target := plan.Node.ValueString()
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	// One writer per VM in this provider: its pve_vm_disk resources take
@@ -771,7 +820,7 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	if n, err := r.locate(ctx, vmid, node, true); err == nil {
 		node = n
 	}
-	c := r.client(ctx, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -914,7 +963,7 @@ func (r *vmResource) Delete(ctx context.Context, req resource.DeleteRequest, res
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	vmid := state.VMID.ValueInt64()
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	forgetVM(r.PD, vmid)

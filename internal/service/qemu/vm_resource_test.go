@@ -232,7 +232,7 @@ func TestAccVM_reference(t *testing.T) {
 			{
 				// Removing a protected VM fails at plan; the VM stays.
 				Config:      e.Config(),
-				ExpectError: errorRE(`(?s)VM is protected.*protection = false`),
+				ExpectError: errorRE(`(?s)Refusing to destroy VM \d+.*protection = false`),
 			},
 			{
 				Config:           e.Config(cores6x(n1, vm100Net+"  started = true\n  onboot = true\n")),
