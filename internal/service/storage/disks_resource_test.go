@@ -125,7 +125,7 @@ resource "pve_storage" "fast" {
 			{Config: cfg(disks[1], "", true), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change device of LVM thin pool.*would delete the volumes`)},
 			{Config: cfg(disks[0], "", true), ResourceName: addr, ImportState: true, ImportStateId: node + "/fast", ImportStateVerify: true,
 				ImportStateVerifyIgnore: []string{"device", "used"}},
-			{Config: e.Config(""), ExpectError: errorRE(`(?s)LVM thin pool is protected from destruction.*destroy_data = true`)},
+			{Config: e.Config(""), ExpectError: errorRE(`(?s)Refusing to destroy LVM thin pool .*destroy_data = true`)},
 			{
 				Config:           cfg(disks[0], "  destroy_data = true", true),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}},
@@ -203,7 +203,7 @@ resource "pve_storage" "tank" {
 			{Config: cfg(mirror, "mirror", "  ashift = 9"), PlanOnly: true, ExpectError: errorRE(`(?s)Cannot change ashift of ZFS pool`)},
 			{Config: cfg(mirror, "mirror", ""), ResourceName: addr, ImportState: true, ImportStateId: node + "/tank", ImportStateVerify: true,
 				ImportStateVerifyIgnore: []string{"ashift", "compression", "free"}},
-			{Config: e.Config(""), ExpectError: errorRE(`(?s)ZFS pool is protected from destruction`)},
+			{Config: e.Config(""), ExpectError: errorRE(`(?s)Refusing to destroy ZFS pool `)},
 			{
 				Config:           cfg(mirror, "mirror", "  destroy_data = true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}},

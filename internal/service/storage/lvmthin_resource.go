@@ -85,10 +85,11 @@ func (r *lvmThinResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 }
 
-// refuseDestroy is the plan-time guard of resources whose destroy wipes data.
+// refuseDestroy is the plan-time guard of resources whose destroy wipes
+// data: refused while destroy_data is not true.
 func refuseDestroy(what, id string, destroyData types.Bool, diags *diag.Diagnostics) {
 	if destroyData.IsNull() || !destroyData.ValueBool() {
-		diags.AddAttributeError(path.Root("destroy_data"), what+" is protected from destruction",
+		framework.RefuseDestroy(diags, "destroy_data", what+" "+id,
 			fmt.Sprintf("Destroying %s %s deletes every volume on it and wipes its disks, and destroy_data is false. To destroy "+
 				"it, set destroy_data = true and apply that first. To stop managing it without destroying it, use a removed block "+
 				"with lifecycle { destroy = false }.", what, id))
@@ -133,18 +134,6 @@ func (r *lvmThinResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("metadata_size"), state.MetadataSize)...)
 }
 
-func nodeClient(ctx context.Context, pd *framework.ProviderData, node string, diags *diag.Diagnostics) *pve.Client {
-	if !framework.RequireConfigured(pd, diags) {
-		return nil
-	}
-	c, err := pd.NodeClient(ctx, node)
-	if err != nil {
-		diags.AddError("Unable to reach node "+node, err.Error())
-		return nil
-	}
-	return c
-}
-
 func findThinPool(ctx context.Context, c *pve.Client, node, name string) (*pve.ThinPool, error) {
 	pools, err := c.ThinPools(ctx, node)
 	if err != nil {
@@ -174,7 +163,7 @@ func (r *lvmThinResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	node, name, dev := plan.Node.ValueString(), plan.Name.ValueString(), plan.Device.ValueString()
 	id := node + "/" + name
-	c := nodeClient(ctx, r.PD, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -222,7 +211,7 @@ func (r *lvmThinResource) Read(ctx context.Context, req resource.ReadRequest, re
 		return
 	}
 	node, name := m.Node.ValueString(), m.Name.ValueString()
-	c := nodeClient(ctx, r.PD, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -250,7 +239,7 @@ func (r *lvmThinResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := nodeClient(ctx, r.PD, plan.Node.ValueString(), &resp.Diagnostics)
+	c := r.NodeClient(ctx, plan.Node.ValueString(), &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -276,7 +265,7 @@ func (r *lvmThinResource) Delete(ctx context.Context, req resource.DeleteRequest
 			errors.New("destroy_data is false. Set destroy_data = true and apply that before destroying the pool; destroying it deletes its volumes and wipes its disk"))
 		return
 	}
-	c := nodeClient(ctx, r.PD, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -49,7 +50,24 @@ func NewStorageResource() resource.Resource {
 type storageResource struct{ framework.ResourceBase }
 
 func (r *storageResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	attrs := map[string]schema.Attribute{
+	attrs := storageCommonAttributes()
+	maps.Copy(attrs, storageTypedAttributes())
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A storage of the cluster's `/etc/pve/storage.cfg` (GUI: Datacenter → Storage): where guest disks, " +
+			"container volumes, ISO images and backups live.\n\n" +
+			"Changes are applied in place, guarded by storage.cfg's digest. Options PVE fixes at creation (a directory's " +
+			"`path`, an lvmthin's `vgname` and `thinpool`, a zfspool's `pool`, NFS `server` and `export`) and the id and type " +
+			"cannot change: the provider refuses such a plan and says why, rather than replacing the storage, because a " +
+			"replacement would orphan the volumes on it. Destroying the resource removes the storage from storage.cfg only; " +
+			"PVE leaves the volumes on the backend.\n\n" +
+			"Credentials: an API token with `Datastore.Allocate` on `/storage` (reading needs `Datastore.Audit`).",
+		Attributes: attrs,
+	}
+}
+
+// storageCommonAttributes are the attributes of every storage type.
+func storageCommonAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
 		"id": framework.IDAttribute("The storage id."),
 		"storage": schema.StringAttribute{
 			Required: true,
@@ -102,6 +120,11 @@ func (r *storageResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				"attribute are refused here. Keys PVE has but this map lacks show as drift and are removed by the next apply.",
 		},
 	}
+}
+
+// storageTypedAttributes are the options of some types (typedAttrs).
+func storageTypedAttributes() map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{}
 	for _, a := range typedAttrs {
 		desc := a.desc
 		if a.str != nil {
@@ -118,17 +141,7 @@ func (r *storageResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			attrs[a.name] = schema.BoolAttribute{Optional: true, MarkdownDescription: desc}
 		}
 	}
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "A storage of the cluster's `/etc/pve/storage.cfg` (GUI: Datacenter → Storage): where guest disks, " +
-			"container volumes, ISO images and backups live.\n\n" +
-			"Changes are applied in place, guarded by storage.cfg's digest. Options PVE fixes at creation (a directory's " +
-			"`path`, an lvmthin's `vgname` and `thinpool`, a zfspool's `pool`, NFS `server` and `export`) and the id and type " +
-			"cannot change: the provider refuses such a plan and says why, rather than replacing the storage, because a " +
-			"replacement would orphan the volumes on it. Destroying the resource removes the storage from storage.cfg only; " +
-			"PVE leaves the volumes on the backend.\n\n" +
-			"Credentials: an API token with `Datastore.Allocate` on `/storage` (reading needs `Datastore.Audit`).",
-		Attributes: attrs,
-	}
+	return attrs
 }
 
 func stringSet(xs []string) types.Set {
@@ -303,13 +316,6 @@ func (r *storageResource) checkTypeRegistered(ctx context.Context, t types.Strin
 	}
 }
 
-func (r *storageResource) client(diags *diag.Diagnostics) *pve.Client {
-	if !framework.RequireConfigured(r.PD, diags) {
-		return nil
-	}
-	return r.PD.Client
-}
-
 // createParams are POST /storage's options from the plan.
 func createParams(ctx context.Context, m *storageModel) pve.Params {
 	p := pve.Params{}
@@ -481,7 +487,7 @@ func (r *storageResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.client(&resp.Diagnostics)
+	c := r.Client(&resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -534,7 +540,7 @@ func (r *storageResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.client(&resp.Diagnostics)
+	c := r.Client(&resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -561,7 +567,7 @@ func (r *storageResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.client(&resp.Diagnostics)
+	c := r.Client(&resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -598,7 +604,7 @@ func (r *storageResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.client(&resp.Diagnostics)
+	c := r.Client(&resp.Diagnostics)
 	if c == nil {
 		return
 	}

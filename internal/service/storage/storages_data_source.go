@@ -57,8 +57,7 @@ func (d *storagesDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"that a storage is active on every node before placing guests on it.\n\n" +
 			"Credentials: an API token with `Datastore.Audit` on `/storage` (PVE lists only the storages the token may see).",
 		Attributes: map[string]schema.Attribute{
-			"node": schema.StringAttribute{Optional: true, MarkdownDescription: "Node whose view (status and sizes) to report.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+			"node": framework.DataSourceNodeAttribute("Node whose view (status and sizes) to report.", false),
 			"type": schema.StringAttribute{Optional: true, MarkdownDescription: "Only storages of this type, such as `rbd`.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"content": schema.StringAttribute{Optional: true,
@@ -90,19 +89,22 @@ func (d *storagesDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 func (d *storagesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m storagesModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	cfgs, err := d.PD.Client.StorageConfigs(ctx, m.Type.ValueString())
+	client := d.Client(&resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	cfgs, err := client.StorageConfigs(ctx, m.Type.ValueString())
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "storages", "", err)
 		return
 	}
 	var status map[string]pve.StorageStatus
 	if node := m.Node.ValueString(); node != "" {
-		c, err := d.PD.NodeClient(ctx, node)
-		if err != nil {
-			resp.Diagnostics.AddError("Unable to reach node "+node, err.Error())
+		c := d.NodeClient(ctx, node, &resp.Diagnostics)
+		if c == nil {
 			return
 		}
 		list, err := c.NodeStorage(ctx, node, pve.NodeStorageQuery{Content: m.Content.ValueString()})

@@ -245,7 +245,7 @@ func (r *zfsResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	node, name := plan.Node.ValueString(), plan.Name.ValueString()
 	id := node + "/" + name
-	c := nodeClient(ctx, r.PD, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -293,7 +293,7 @@ func (r *zfsResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	node, name := m.Node.ValueString(), m.Name.ValueString()
-	c := nodeClient(ctx, r.PD, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -321,7 +321,7 @@ func (r *zfsResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := nodeClient(ctx, r.PD, plan.Node.ValueString(), &resp.Diagnostics)
+	c := r.NodeClient(ctx, plan.Node.ValueString(), &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -341,7 +341,7 @@ func (r *zfsResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 			errors.New("destroy_data is false. Set destroy_data = true and apply that before destroying the pool; destroying it deletes its data and wipes its disks"))
 		return
 	}
-	c := nodeClient(ctx, r.PD, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
