@@ -64,7 +64,23 @@ go run -C "$root/tools/providerschema" . pve <"$tmp/raw-schema.json" >"$tmp/sche
 src="$tmp/src"
 mkdir -p "$src"
 cp -R "$root/templates" "$root/examples" "$src/"
-cp "$src/templates/resources.md.tmpl" "$src/templates/data-sources.md.tmpl"
+layout="$src/templates/resources.md.tmpl"
+cp "$layout" "$src/templates/data-sources.md.tmpl"
+# templates/{resources,data-sources}/<name>.md.tmpl hold only a type's prose past its schema description's summary;
+# each becomes that type's page template (tfplugindocs' per-type name: <name> without "pve_"): the one layout with
+# the prose in place of its PROSE line. A file named for no type fails the generate ("... does not exist").
+marker='{{- /* PROSE */}}'
+if [ "$(grep -cxF "$marker" "$layout")" != 1 ]; then
+	echo "docs.sh: templates/resources.md.tmpl needs exactly one line $marker" >&2
+	exit 1
+fi
+for prose in "$src"/templates/resources/*.md.tmpl "$src"/templates/data-sources/*.md.tmpl; do
+	[ -f "$prose" ] || continue
+	awk -v marker="$marker" -v prose="$prose" '
+		$0 == marker { print ""; while ((getline line < prose) > 0) print line; next }
+		{ print }' "$layout" >"$tmp/page.md.tmpl"
+	mv "$tmp/page.md.tmpl" "$prose"
+done
 if [ -d "$root/docs" ]; then cp -R "$root/docs" "$src/docs"; else mkdir -p "$src/docs"; fi
 
 out=""

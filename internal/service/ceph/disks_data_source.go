@@ -57,21 +57,7 @@ func (d *nodeDisksDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "The disks of a node (`GET /nodes/{node}/disks/list`, GUI: Node > Disks) with advice on which may become a Ceph OSD.\n\n" +
-			"`suitable_for_osd` is stricter than PVE, which only refuses disks in use. A disk is unsuitable when it is in use (an OSD, " +
-			"partitions, LVM, a file system, block.db/block.wal of other OSDs), rotational (HDDs give 100 to 200 IOPS: far too slow for VM " +
-			"disks in a hyper-converged cluster; use them only with a block.db on a datacenter SSD and in their own pool), a consumer drive " +
-			"without power-loss protection, smaller than `min_osd_size_gb`, attached by USB, failing SMART, or nearly worn out.\n\n" +
-			"**Consumer SSDs ruin Ceph performance.** Ceph flushes on practically every write; a drive with power-loss protection (PLP) " +
-			"acknowledges flushes from its protected cache, a consumer drive writes through to (often QLC) NAND. The reference lab's Intel " +
-			"660p and Samsung PM981a managed about 800 4K sync-write IOPS; WD Green SATA SSDs in another lab less than 100. The provider knows " +
-			"a small list of drive families by model (`drive_family`, `power_loss_protection`): consumer Intel 660p/665p/670p/600p/760p/545s, " +
-			"Samsung EVO/PRO/QVO and the OEM PM981/PM981a/PM991/PM9A1, Crucial MX/BX/P/T, WD Blue/Green/Black/Red, Kingston A2000/A400/NV/KC, " +
-			"SanDisk Ultra/Plus; datacenter Intel DC S35x0/S36x0/S37x0/S45x0/S46x0/P45x0/P46x0, Samsung PM863a/SM863a/PM883/SM883/PM893/" +
-			"PM983/PM9A3, Micron 5200/5300/5400, Kingston DC500/DC600. A model not in the list is not judged. Either way, **measure sync-write " +
-			"IOPS first**, on the bare device before it holds data (`fio --filename=/dev/sdX --direct=1 --fsync=1 --rw=write --bs=4k " +
-			"--iodepth=1 --numjobs=1 --runtime=60 --time_based --name=sync`; this overwrites the disk). Datacenter SATA SSDs reach thousands.\n\n" +
-			"Credentials: an API token with `Sys.Audit` on `/nodes/{node}` (or `/`) is enough.",
+		MarkdownDescription: "The disks of a node (`GET /nodes/{node}/disks/list`, GUI: Node > Disks) with advice on which may become a Ceph OSD.",
 		Attributes: map[string]schema.Attribute{
 			"node": schema.StringAttribute{Required: true, MarkdownDescription: "The node, such as `z2g4a`."},
 			"min_osd_size_gb": schema.Float64Attribute{

@@ -66,29 +66,7 @@ func (r *osdResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	devPath := stringvalidator.RegexMatches(devPathRE, "must be a device path such as /dev/sdb or /dev/nvme0n1")
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Ceph OSD on a disk of a node (`pveceph osd create`; GUI: Node > Ceph > OSD > Create: OSD). " +
-			"With `osds_per_device` greater than 1 the resource is all OSDs on that disk.\n\n" +
-			"**Choose the disk with care.** A consumer SSD without power-loss protection (Intel 660p/665p/670p, Samsung EVO/PRO/QVO and the OEM " +
-			"PM981/PM981a, Crucial MX/BX/P, WD Blue/Green/Black, Kingston A2000/NV) acknowledges Ceph's sync writes only after writing through " +
-			"to NAND: a few hundred IOPS, and the whole cluster becomes slow. Check the disk with the `pve_node_disks` data source " +
-			"(`suitable_for_osd`, `unsuitable_reasons`) and measure sync-write IOPS on the bare device before trusting it. Creating an OSD on a " +
-			"disk `pve_node_disks` calls unsuitable succeeds, with a warning. Creating waits for PVE's task and for the OSD to come up, within " +
-			"`timeouts.create` (default 30 minutes); OSD creates on one node run one at a time (PVE's disk lock).\n\n" +
-			"**Destroying is safe by default.** The provider marks the OSD out, waits until Ceph says it is safe to destroy (`ceph osd " +
-			"safe-to-destroy`: no PG needs it any more, every copy it held exists elsewhere), logging progress, then stops it and destroys it " +
-			"with cleanup (its LVs are removed and the disk wiped). Destroys run one OSD at a time. It refuses at once, changing nothing, when " +
-			"Ceph cannot drain the OSD as the cluster is: flags such as `nobackfill` set, PGs inactive (other OSDs down: the OSD may hold their last copy " +
-			"that is up), or a pool with more copies than hosts that would be left (size 3 on 3 hosts with one OSD each). When the wait exceeds " +
-			"`timeouts.delete` (default 60 minutes) the OSD stays out (Ceph keeps moving its data) and stays in state, and the error says what " +
-			"is still to move; apply again to keep waiting. `force` skips all of that.\n\n" +
-			"Nothing is replaced as a side effect: a change that needs a new OSD (another disk, DB/WAL device or size, encryption, OSDs per " +
-			"device, device class) is refused at plan with the reason. To rebuild an OSD run `terraform apply -replace=<address>` (drained " +
-			"first, like any destroy); to move it elsewhere remove the resource, apply, then declare the new one. If PVE reports a value " +
-			"different from the configuration (the kernel can name disks differently after a reboot; Ceph follows the disk), the plan says so " +
-			"and nothing is destroyed.\n\n" +
-			"Credentials: **root@pam with a password** (`username`/`password` in the provider, for example in an aliased provider block) to " +
-			"create and destroy: PVE allows OSD create and destroy only to root@pam and refuses every API token. Reading works with an API " +
-			"token with `Sys.Audit` on `/`; marking out and the safety checks need `Sys.Modify` and `Sys.Audit`.\n\n" +
-			"Import with `<node>/<osd id>`, such as `z2g4a/0`, or `<node>/<device>`, such as `z2g4a/sdb` (the OSD PVE lists on that disk).",
+			"With `osds_per_device` greater than 1 the resource is all OSDs on that disk.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, MarkdownDescription: "`<node>/<osd id>` (the lowest id when the disk has several OSDs).",

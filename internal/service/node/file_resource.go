@@ -76,18 +76,6 @@ var (
 // units were not restarted (or reloaded) yet.
 const pendingKey = "units_pending"
 
-func deniedList() string {
-	var b strings.Builder
-	for _, d := range deniedPaths {
-		name := d.path
-		if d.prefix {
-			name += "*"
-		}
-		fmt.Fprintf(&b, "\n- `%s` %s.", name, d.why)
-	}
-	return b.String()
-}
-
 func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	unitSet := func(what string) schema.SetAttribute {
 		return schema.SetAttribute{
@@ -102,18 +90,7 @@ func (r *fileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 		MarkdownDescription: "A file on a node, such as the reference lab's `/etc/systemd/journal-upload.conf` or a systemd drop-in: " +
 			"written atomically over SSH (a temporary file beside it, renamed into place) with its mode and owner, content sent as " +
 			"data, never through a shell. The SHA-256 of the file on the node is compared on every refresh, so a file changed or " +
-			"removed outside Terraform shows up in the next plan.\n\n" +
-			"**Units.** After the file changed on the node, the provider runs `systemctl daemon-reload` (`daemon_reload`, for unit " +
-			"files and drop-ins), then `systemctl try-restart` for `restart_units` and `systemctl try-reload-or-restart` for " +
-			"`reload_units` (units that are not running stay stopped; start them with `pve_node_service`). If that fails, the file " +
-			"stays written and the next plan repeats the restart.\n\n" +
-			"**Allowed paths.** Files under `/etc/` and `/usr/local/`, given as clean absolute paths (no `..`), except those another " +
-			"owner rewrites or whose mistakes lock the provider out:\n" + deniedList() + "\n\n" +
-			"Existing files are overwritten (adopted) on create. A symbolic link is refused (manage the file it points to). Missing " +
-			"parent directories are created (0755 root:root). Destroy removes the file (and runs `daemon_reload` and the units as " +
-			"after a change) unless `keep_on_destroy` is set. The content is stored in the Terraform state; do not put secrets here " +
-			"unless the state is protected.\n\n" +
-			"Needs the provider's `ssh` block (root, or a user with password-less sudo).",
+			"removed outside Terraform shows up in the next plan.",
 		Attributes: map[string]schema.Attribute{
 			"id":   framework.IDAttribute("`<node>:<path>`."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),
