@@ -64,16 +64,7 @@ func (r *repoResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One APT repository of a node, either a standard Proxmox repository by `handle` " +
 			"(`no-subscription`, `ceph-squid-no-subscription`, ... — whatever the node offers for its release) or an existing entry " +
-			"of a file in `/etc/apt` by `path` and `index`, enabled or disabled.\n\n" +
-			"With `handle`, the repository is added when the node does not have it yet (PVE writes it to its standard file, " +
-			"such as `/etc/apt/sources.list.d/proxmox.sources` on PVE 9), then enabled or disabled. The handle is checked against " +
-			"the standard repositories the node reports, never a list built into the provider, so Ceph releases PVE adds later work.\n\n" +
-			"PVE's API cannot remove an entry from a file. Destroying this resource therefore puts back what was there before it " +
-			"was created: a repository the resource added is **disabled** (its entry stays in the file), an entry that existed keeps " +
-			"the enabled state it had. After `terraform import`, destroying only forgets the repository and leaves it as it is.\n\n" +
-			"Changes made outside Terraform (a repository toggled in the GUI) show up in the next plan; an entry removed from its " +
-			"file by hand makes Terraform add it again. The node's APT package index is not refreshed (`apt update`).\n\n" +
-			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
+			"of a file in `/etc/apt` by `path` and `index`, enabled or disabled.",
 		Attributes: map[string]schema.Attribute{
 			"id":   framework.IDAttribute("`node/handle`, or `node/path:index` for an entry given by path."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),

@@ -65,18 +65,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		MarkdownDescription: "Initialises Ceph for the PVE cluster (`pveceph init`, GUI: Ceph > Configuration wizard): " +
 			"writes `/etc/pve/ceph.conf` with a new fsid, the public and cluster networks and the replica defaults for new pools. " +
 			"It is the first step of hyper-converged Ceph; monitors (`pve_ceph_monitor`), managers (`pve_ceph_manager`), OSDs " +
-			"and pools follow. `pveceph install` (the packages) is not part of PVE's API and must have been run on every node.\n\n" +
-			"**What can change later.** PVE's init keeps the `[global]` section of an existing configuration: the fsid, " +
-			"`size` and `min_size` of an initialised cluster cannot be changed through the API, so the provider refuses " +
-			"such changes at plan time instead of replacing the cluster. `network` and `cluster_network` are rewritten in place; " +
-			"running daemons keep their addresses until they are restarted, which PVE's documentation " +
-			"(Ceph > Network Changes) describes: restart OSDs one node at a time, then destroy and recreate the monitors one by one.\n\n" +
-			"**Destroy.** PVE's API cannot remove Ceph (`pveceph purge` exists only on the command line). Destroying this resource " +
-			"is refused while monitors exist, with the steps to purge Ceph by hand; to stop managing Ceph with Terraform use a " +
-			"`removed` block with `lifecycle { destroy = false }`. Without monitors the resource is forgotten with a warning that " +
-			"`/etc/pve/ceph.conf` remains.\n\n" +
-			"**Safety.** `size` below 3 or `min_size` 1 are refused unless `allow_unsafe_redundancy = true`. " + clusterUnsafeWhy + "\n\n" +
-			"Credentials: an API token (or user) with `Sys.Modify` on `/` (reading needs `Sys.Audit` or `Datastore.Audit`).",
+			"and pools follow. `pveceph install` (the packages) is not part of PVE's API and must have been run on every node.",
 		Attributes: map[string]schema.Attribute{
 			"id": framework.IDAttribute("The Ceph cluster's fsid."),
 			"node": framework.NodeAttribute("Node that runs the init and through which the configuration is read, such as `z2g4a`. "+

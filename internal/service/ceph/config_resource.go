@@ -78,28 +78,7 @@ type configModel struct {
 func (r *configResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Ceph configuration settings of one section (`who`): in the monitors' configuration database " +
-			"(`ceph config set`, the default) or in `/etc/pve/ceph.conf` (`target = \"ceph_conf\"`), which PVE's API can only read.\n\n" +
-			"Only the keys in `settings` are managed: a managed key changed outside Terraform shows up in the next plan, a key " +
-			"removed from `settings` is removed from Ceph (`ceph config rm`, or its line in ceph.conf), and destroying the resource " +
-			"removes every managed key. Other keys and sections are left as they are; in ceph.conf every other line, comment " +
-			"included, stays. The file is edited under PVE's own lock (`/etc/pve/priv/lock/file-ceph_conf`, which PVE's API takes " +
-			"when it writes the file) and replaced atomically.\n\n" +
-			"**Restarts.** Ceph daemons read some options only when they start (`ceph config help <option>` says " +
-			"`can_update_at_runtime: false`, for example `bdev_enable_discard`), and ceph.conf only when they start. After such a " +
-			"change `pending_restart` lists the daemons that still run with the old value. With `apply = \"rolling_restart\"` the " +
-			"provider restarts them itself, one host at a time: monitors (each once `ceph mon ok-to-stop` passes), managers, then " +
-			"each host's OSDs after `ceph osd ok-to-stop` passes for them (every placement group keeps `min_size` copies up, so the " +
-			"host before has recovered), with `noout` set on that host only (`ceph osd set-group noout <host>`; the cluster-wide " +
-			"flag on a Ceph without group flags) and cleared once its OSDs are up. It refuses to start on `HEALTH_ERR` or with flags " +
-			"such as `norecover` set, stops on `HEALTH_ERR`, and always clears the flags it set, also when a restart fails or the " +
-			"apply is cancelled. A restart that failed part-way leaves the remaining daemons in `pending_restart`, and the next apply " +
-			"continues with them. Metadata servers (`mds`) are not restarted by the provider. Client settings (`[client]`, read by QEMU/librbd when a guest opens its disk) need no daemon " +
-			"restart; guests pick them up when they start or migrate.\n\n" +
-			"PVE 9.2.5 and later have a rolling restart of their own (`POST /nodes/{node}/ceph/restart-bulk`); the provider does " +
-			"not use it yet: it restarts every OSD of a node rather than the affected daemons, and is not part of the PVE releases " +
-			"the provider is tested against.\n\n" +
-			"Credentials: the provider's `ssh` block, as root or a user with password-less sudo (the `ceph` command needs the admin " +
-			"keyring); an API token with `Sys.Audit` on `/` to list the Ceph daemons.",
+			"(`ceph config set`, the default) or in `/etc/pve/ceph.conf` (`target = \"ceph_conf\"`), which PVE's API can only read.",
 		Attributes: map[string]schema.Attribute{
 			"id": framework.IDAttribute("`<target>/<who>`, such as `config_db/osd`."),
 			"node": framework.NodeAttribute("Node the provider runs `ceph` commands on: any node of the Ceph cluster (it needs the admin keyring, "+

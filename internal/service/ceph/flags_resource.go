@@ -77,21 +77,8 @@ func (r *flagsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 		}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "The cluster-wide OSD flags of Ceph (`ceph osd set|unset <flag>`, GUI: Ceph → OSD → Manage Global Flags).\n\n" +
-			"Only the flags given in the configuration are managed: `true` sets the flag, `false` clears it, and a flag left " +
-			"unset is not touched, whoever set it. A managed flag that is changed outside Terraform shows up in the next plan. " +
-			"Removing a flag that was managed as `true` from the configuration clears it, and destroying the resource clears " +
-			"every flag it manages as `true`; flags it does not manage survive both.\n\n" +
-			"**Backfill storms.** After a node outage Ceph recovers and backfills as fast as the OSDs allow, which can make guests " +
-			"unusable for hours on slow disks. `nobackfill = true` (with `norebalance = true`) pauses the data movement, for " +
-			"example during working hours or a maintenance window, and `noout = true` keeps Ceph from starting it for OSDs that " +
-			"are only down for a reboot. These flags are meant to be temporary: while any of them is set Ceph reports " +
-			"`HEALTH_WARN` with the check `OSDMAP_FLAGS`; with `nobackfill` or `norecover` left set, Ceph does not restore " +
-			"missing copies after the next failure, and with `norebalance` data stays misplaced. Clear them (set them to `false`, remove them, or destroy the resource) " +
-			"when the maintenance is over; the provider warns after every apply that leaves such a flag set.\n\n" +
-			"Declare this resource once per cluster (two resources managing the same flag would fight).\n\n" +
-			"Credentials: an API token with `Sys.Modify` on `/` (reading needs `Sys.Audit`).",
-		Attributes: attrs,
+		MarkdownDescription: "The cluster-wide OSD flags of Ceph (`ceph osd set|unset <flag>`, GUI: Ceph → OSD → Manage Global Flags).",
+		Attributes:          attrs,
 	}
 }
 

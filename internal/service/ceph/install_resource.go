@@ -83,21 +83,7 @@ func (r *installResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"node does not have them yet. Every PVE node has the Ceph client; monitors, managers and OSDs need the daemons " +
 			"this installs, and until then PVE answers every Ceph call on the node with `binary not installed: " +
 			"/usr/bin/ceph-mon`. Put `depends_on` on it in `pve_ceph_cluster`, `pve_ceph_monitor`, `pve_ceph_manager` and " +
-			"OSD resources of the node.\n\n" +
-			"The provider reads what is installed with `dpkg-query` (the daemons `ceph-mon`, `ceph-mgr`, `ceph-osd` and " +
-			"`ceph-volume`) and runs `pveceph install --version <version> --repository <repository>` only when they are " +
-			"missing or older than `version`; a node that already has the release is adopted without running anything. " +
-			"After the install it checks the installed packages again: `pveceph install` reports success even when apt " +
-			"installed nothing (for example an older release over a newer one).\n\n" +
-			"A newer `version` upgrades the packages in place (PVE writes the new Ceph repository and apt upgrades the " +
-			"daemons). Running daemons keep the old release until they are restarted: upgrade the packages on every node, " +
-			"then restart monitors, managers and OSDs node by node as Proxmox's Ceph upgrade guide describes. An older " +
-			"`version` is refused at plan time: Ceph cannot be downgraded.\n\n" +
-			"~> Destroying this resource does **not** remove Ceph from the node: uninstalling Ceph (`pveceph purge`) " +
-			"destroys the node's Ceph data and configuration and is not something a plan should do. Terraform only stops " +
-			"managing the packages; remove them by hand if you mean it.\n\n" +
-			"Needs the provider's `ssh` block (root, or a user with password-less sudo: `pveceph` runs as root) and, to " +
-			"import, an API token or user with `Sys.Audit` on `/nodes/<node>` (the APT repository list).",
+			"OSD resources of the node.",
 		Attributes: map[string]schema.Attribute{
 			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it installs Ceph on the other node (nothing is removed from this one).", framework.NodeReplaces),

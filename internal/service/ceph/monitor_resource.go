@@ -64,17 +64,7 @@ func (r *monitorResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		MarkdownDescription: "A Ceph monitor on one node (`pveceph mon create`, GUI: Ceph > Monitor). Monitors keep the " +
 			"cluster maps and need a majority (quorum) to work: run three, one per node. The monitor's id is the node name, " +
 			"as PVE chooses it. The first monitor PVE creates also creates a manager on its node, and with several monitors in one " +
-			"run any of them may be first: declare a `pve_ceph_manager` on every monitor node, and the one on that node adopts it.\n\n" +
-			"Creation and removal are serialised within one Terraform run: PVE decides whether a monitor is the first one " +
-			"before it takes its configuration lock, so parallel creations on a cluster without monitors would each bootstrap " +
-			"a separate monitor map.\n\n" +
-			"**Destroy** is refused, at plan time where possible and again just before PVE is called, when it would break " +
-			"quorum: Ceph's `mon remove` does not check that itself, and a monitor in quorum removed while another is down leaves " +
-			"the rest without a majority, which stops the whole Ceph cluster. The provider asks Ceph (`mon ok-to-rm` through " +
-			"PVE's cmd-safety) first. PVE refuses to remove the last monitor; to stop managing it use a `removed` block with " +
-			"`lifecycle { destroy = false }` (see `pve_ceph_cluster`). Changing `node` or `addresses` replaces the monitor " +
-			"(destroy, then create), with the same quorum check.\n\n" +
-			"Credentials: an API token (or user) with `Sys.Modify` on `/`; the safety check needs `Sys.Audit`.",
+			"run any of them may be first: declare a `pve_ceph_manager` on every monitor node, and the one on that node adopts it.",
 		Attributes: map[string]schema.Attribute{
 			"id":   framework.IDAttribute("Monitor id (`mon.<id>`): the node name for monitors this resource creates."),
 			"node": framework.NodeAttribute("Node that runs the monitor, such as `z2g4a`. Changing it replaces the monitor.", framework.NodeReplaces),

@@ -47,25 +47,7 @@ type poolResource struct{ framework.ResourceBase }
 func (r *poolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A replicated Ceph pool of the cluster's hyper-converged Ceph (`pveceph pool create`, GUI: Ceph → Pools), " +
-			"optionally with the PVE RBD storage of the same name for guest disks.\n\n" +
-			"Everything Ceph can change on a live pool (size, min_size, placement groups, autoscaler, CRUSH rule, target size) " +
-			"is changed in place; nothing here ever replaces the pool, because replacing it destroys its data. " +
-			"What Ceph cannot change (the name, the application) is refused at plan with the reason.\n\n" +
-			"**Safety.** `size` 1 and `min_size` 1 are refused (min_size 1 only passes with `allow_min_size_1`), as are " +
-			"`min_size` above `size` and placement-group counts that are not powers of two. Destroying the pool needs " +
-			"`deletion_protection = false` first (an apply of its own), and PVE then still refuses while guest disks (RBD " +
-			"images) are on the pool's storage unless `force_delete = true`.\n\n" +
-			"**Warnings.**\n\n" +
-			"* `min_size = 1` lets Ceph write to a single copy. When that disk dies before the others caught up, the writes are " +
-			"gone and placement groups can stay `incomplete` or objects `unfound` (Ceph's documentation: \"Do not set a min_size of 1\"). Keep `min_size = 2`: " +
-			"Ceph then stops I/O instead of risking data, and resumes by itself once a second copy is back.\n" +
-			"* `size = 2` halves your margin: with `min_size = 2` any single failed OSD or rebooting node blocks I/O on its " +
-			"placement groups, and the temptation to lower `min_size` to 1 follows. Use `size = 3` with three or more hosts.\n" +
-			"* Placement groups: aim for about 100 per OSD over all pools, counting every copy (`pg_num × size ÷ OSDs`); the " +
-			"reference lab's 6 OSDs with one `size = 3` pool give 128 or 256. Every `pg_num` change (yours or the autoscaler's " +
-			"with `pg_autoscale_mode = \"on\"`) moves data, which competes with guest I/O; on consumer SSDs that can last hours.\n\n" +
-			"Credentials: an API token with `Sys.Modify` on `/` (reading needs `Sys.Audit` or `Datastore.Audit`); " +
-			"`add_storages` needs `Datastore.Allocate` on `/storage` as well, for creating and for removing the storage.",
+			"optionally with the PVE RBD storage of the same name for guest disks.",
 		Attributes: map[string]schema.Attribute{
 			"id": framework.IDAttribute("The pool name."),
 			"name": schema.StringAttribute{

@@ -60,15 +60,7 @@ type clusterNodeModel struct {
 
 func (r *clusterNodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A node joined to the cluster of the provider's endpoint, as `pvecm add` or Datacenter > Cluster > Join Cluster do.\n\n" +
-			"The joining node is reached through its own API, from the provider's `standalone_nodes` entry for it (with `root@pam` and its password). " +
-			"The provider joins it through the endpoint's node: it reads that node's address and certificate fingerprint from the cluster's join information, " +
-			"checks the fingerprint against the certificate the endpoint presents, and gives the joining node the provider's root password for the member. " +
-			"Joins run one at a time. When the join finishes the node has the cluster's root password, API tokens and CA, " +
-			"and a new certificate; from then on the provider reaches it through the endpoint.\n\n" +
-			"A join that fails leaves the node standalone, with PVE's reason and task log in the error.\n\n" +
-			"Destroying removes the node from the cluster configuration (`pvecm delnode`). PVE expects the node to be shut down for good first; " +
-			"the provider refuses while the node still hosts guests or Ceph daemons (monitors, managers, OSDs), and while it is online.",
+		MarkdownDescription: "A node joined to the cluster of the provider's endpoint, as `pvecm add` or Datacenter > Cluster > Join Cluster do.",
 		Attributes: map[string]schema.Attribute{
 			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("Name of the joining node, such as `z2g4b`; it needs an entry in the provider's `standalone_nodes`. Changing it replaces the resource.", framework.NodeReplaces),

@@ -63,14 +63,7 @@ func (r *ruleResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 		MarkdownDescription: "A PVE 9 HA rule (`/etc/pve/ha/rules.cfg`, GUI: Datacenter → HA → Affinity Rules): where HA " +
 			"resources may run. A `node-affinity` rule keeps its resources on `nodes` (by priority; only there with `strict`), " +
 			"a `resource-affinity` rule keeps its resources together (`positive`) or apart (`negative`). PVE 8 has no rules " +
-			"(use `pve_ha_group`); the plan says so.\n\n" +
-			"The rule owns its member list: name the HA resources here (their `pve_ha_resource` must exist first; reference " +
-			"its `sid` so Terraform orders them). PVE refuses resources that are not HA resources, unknown nodes and rules " +
-			"that contradict others (a resource in two node-affinity rules, a resource-affinity rule with one resource); " +
-			"when later changes make a rule ineffective, PVE keeps but ignores it, and the provider warns on refresh. " +
-			"Deleting an HA resource removes it from its rules, and PVE deletes a rule left empty: the next plan shows it.\n\n" +
-			"Changing `rule` or `type` replaces the rule (nothing but the rule is deleted). Credentials: an API token with " +
-			"`Sys.Console` on `/` (`Sys.Audit` to read).",
+			"(use `pve_ha_group`); the plan says so.",
 		Attributes: map[string]schema.Attribute{
 			"id": framework.IDAttribute("The rule id, same as `rule`."),
 			"rule": schema.StringAttribute{

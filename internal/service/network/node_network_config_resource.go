@@ -43,28 +43,7 @@ func (r *nodeNetworkConfigResource) Schema(ctx context.Context, _ resource.Schem
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A node's whole interface set (`/etc/network/interfaces`) in one resource, so that a change across " +
 			"interfaces, such as moving the management address from the installer's `vmbr0` to `bridge0` over `bond0`, is staged " +
-			"in one pass and applied with one reload of the node.\n\n" +
-			"**Ownership.** Every bridge, bond and VLAN on the node belongs to this resource: one not in `interfaces` is deleted " +
-			"(that is how the installer's `vmbr0` goes away). Physical NICs always exist: one listed is configured as written; one " +
-			"not listed is reset to a bare `manual` NIC if it carries an address, gateway, MTU or comment, and left untouched otherwise " +
-			"(it may still be a bond slave or bridge port). Other interface types (Open vSwitch, aliases, SDN) are left alone. " +
-			"Do not combine it with `pve_node_network` on the same node.\n\n" +
-			"**Apply.** Under the node's network lock the resource refuses to start while the node has staged changes Terraform " +
-			"did not make, then stages everything in one pass in an order in which none of PVE's checks trips: interfaces that stay " +
-			"first give up the gateways and ports they lose and unlisted NICs are reset, then leaving bridges, bonds and VLANs are " +
-			"deleted (users first), then interfaces are created or updated, each after the interfaces it uses (NICs, bonds, " +
-			"bridges, VLANs), and last the MTU changes that PVE's MTU rule ties together (lowered top down, raised bottom up). Then the node reloads once (`ifreload -a`) and the resource waits for it. If PVE refuses a step, " +
-			"only what this apply staged is reverted and nothing is reloaded.\n\n" +
-			"**Plan-time checks** across the interfaces: one default gateway per address family; a gateway inside its interface's " +
-			"subnet; an interface in at most one bond's `slaves` or bridge's `bridge_ports`; bond slaves are NICs, bridge ports are " +
-			"NICs, bonds or VLANs; MTUs as PVE's writer demands (a bond's at least its slaves', a port's or VLAN parent's at least the bridge's or VLAN's); ports, slaves and VLAN parents are in `interfaces` or are physical NICs of the node (read once " +
-			"per plan); Linux bond modes only. Values unknown at plan time skip the checks that need them.\n\n" +
-			"**Management path.** A change of the interface holding the address the provider reaches the node on (its ports, slaves, " +
-			"VLAN raw device, or the default gateway) is applied behind the dead-man rollback described under `pve_node_network`, " +
-			"and refused at plan without SSH unless `allow_management_change_without_rollback = true`. A set that leaves that " +
-			"address on no interface is always refused at plan: the provider could not confirm it.\n\n" +
-			"**Destroy** never touches the node (that could cut it off): it only removes the resource from the state, with a warning.\n\n" +
-			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
+			"in one pass and applied with one reload of the node.",
 		Attributes: mergeAttributes(rollbackAttributes(), map[string]schema.Attribute{
 			"id":   framework.IDAttribute("The node name."),
 			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it replaces the resource (the old node is left as it is).", framework.NodeReplaces),

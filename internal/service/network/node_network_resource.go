@@ -56,15 +56,7 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 		MarkdownDescription: "One network interface of a node (`/etc/network/interfaces`): a bridge, bond, VLAN or physical NIC (`eth`). " +
 			"PVE stages every change in `interfaces.new`; this resource applies it at once (`ifreload -a`, one node at a time, never two reloads on one node at once) " +
 			"and reverts the staged change if the reload fails. It refuses to run while the node has pending network changes made outside Terraform. " +
-			"A physical NIC (`eth`) always exists: creating the resource adopts it, destroying it removes its configuration, never the NIC.\n\n" +
-			"A change that touches the node's management path (the interface holding the address the provider reaches the node on, its ports, " +
-			"slaves or VLAN raw device, or the default gateway) is applied behind a dead-man rollback: over SSH the provider saves " +
-			"`/etc/network/interfaces` to `/var/lib/pve-terraform/interfaces.rollback` and arms a transient systemd timer " +
-			"(`pve-terraform-network-rollback.timer`) that restores it and reloads; it disarms the timer once the API and SSH answer on new " +
-			"connections. A change that cuts the node off is undone by the node itself after `rollback_timeout_seconds` and the apply fails naming it. " +
-			"Without SSH such a change is refused at plan unless `allow_management_change_without_rollback = true`; one that leaves the " +
-			"management address on no interface (re-addressing or destroying the interface that holds it) is always refused at plan.\n\n" +
-			"Credentials: an API token with `Sys.Modify` on `/nodes/{node}` is enough.",
+			"A physical NIC (`eth`) always exists: creating the resource adopts it, destroying it removes its configuration, never the NIC.",
 		Attributes: mergeAttributes(attrs, rollbackAttributes(), map[string]schema.Attribute{
 			"id":   framework.IDAttribute("`node/iface`."),
 			"node": framework.NodeAttribute("Node name, such as `z2g4a`. Changing it replaces the interface.", framework.NodeReplaces),

@@ -85,20 +85,7 @@ func (d *diskBenchmarkDataSource) Schema(_ context.Context, _ datasource.SchemaR
 			"acknowledge it from a capacitor-backed cache (thousands of IOPS, a latency of 0.1-0.3 ms), consumer drives " +
 			"must write through to flash (the reference lab's QLC NVMe drives: about 800 IOPS, milliseconds, collapsing " +
 			"under load). Use the figures in a `precondition` so that a configuration refuses to make a slow drive an " +
-			"OSD (see the example).\n\n" +
-			"Two targets:\n\n" +
-			"- `device`: a whole, **unused** disk. fio writes over the device and destroys what is on it, so the data " +
-			"source refuses devices that hold anything - partitions, LVM, a filesystem or other signature, a mount, a " +
-			"Ceph OSD - as PVE's disk list (`GET /nodes/{node}/disks/list`) and the kernel (`lsblk`) report them, and fio " +
-			"never runs on them. `overwrite_device = true` must confirm that the disk's content may go. This is the test " +
-			"to run before a disk becomes an OSD.\n" +
-			"- `directory`: a scratch file of `size` in that directory (created and removed again), measuring the drive " +
-			"and filesystem below it; `tmpfs` (memory) and PVE's `/etc/pve` are refused.\n\n" +
-			"Like every data source it runs on each plan and refresh - a full `runtime` each time, on the same device. " +
-			"With `if_in_use = \"skip\"` a device that is in use is not measured: `skipped` is true and the figures are " +
-			"null, so that a configuration stays valid after the disk became an OSD.\n\n" +
-			"Needs `fio` on the node (`apt install fio`; PVE does not ship it), the provider's `ssh` block (root, or a " +
-			"user with password-less sudo) and an API token or user with `Sys.Audit` on `/nodes/<node>`.",
+			"OSD (see the example).",
 		Attributes: diskBenchmarkAttributes(),
 	}
 }

@@ -62,23 +62,7 @@ var ifaceRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$`)
 func (r *nicRingResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The RX and TX ring sizes of a physical NIC (`ethtool -G`), such as `rx 2048 tx 2048` on the reference " +
-			"lab's ConnectX-3 storage port, kept across reboots.\n\n" +
-			"**Checked before applying.** At plan time the provider reads the NIC's maxima (`ethtool -g`) and driver (`ethtool -i`) " +
-			"and refuses sizes above the maxima. Drivers change some values instead of refusing them: `mlx4_en` (ConnectX-3) rounds " +
-			"up to a power of two, `e1000e` (I219) to a multiple of 8, `tg3` (BCM5720) refuses tx of 17 or fewer. Such values are " +
-			"refused at plan time with the valid values next to them, so that what you write is what the NIC runs (otherwise every " +
-			"plan would show a change). For other drivers the provider applies the value, reads it back and, if the driver changed " +
-			"it, restores the previous sizes and fails naming the value the driver chose.\n\n" +
-			"**Kept across reboots.** Ring sizes are lost when the NIC resets (reboot, driver reload). The resource writes a systemd " +
-			"unit `/etc/systemd/system/pve-nic-ring-<iface>.service` (a oneshot running `/usr/sbin/ethtool -G <iface> ...`, " +
-			"`WantedBy=` and `BindsTo=` the interface's device unit, ordered before `network-pre.target`) and enables it, so the " +
-			"sizes are set whenever the device appears, before ifupdown2 configures it. `/etc/network/interfaces` is left alone: " +
-			"PVE's network API (and `pve_node_network`) writes that file under its own lock and stages changes in " +
-			"`interfaces.new`, so a second writer would race it, and a `post-up ethtool` line there is lost when the interface is " +
-			"deleted and re-created. A missing, disabled or edited unit shows up in the next plan as a change of `boot_command`.\n\n" +
-			"Destroying the resource disables and removes the unit; the NIC keeps its current sizes until the next reboot, when " +
-			"the driver's defaults return.\n\n" +
-			"Needs the provider's `ssh` block (root, or a user with password-less sudo) and `ethtool` on the node (installed on PVE).",
+			"lab's ConnectX-3 storage port, kept across reboots.",
 		Attributes: map[string]schema.Attribute{
 			"id":   framework.IDAttribute("`<node>/<iface>`."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),

@@ -51,18 +51,7 @@ func (r *serviceResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Whether a systemd unit of a node is enabled and running, such as the reference lab's " +
 			"`systemd-journal-upload.service` (enabled and running), with a restart when a value in `triggers` changes (for example " +
-			"the `sha256` of a `pve_node_file` holding its configuration).\n\n" +
-			"The provider reads `systemctl show` (`UnitFileState`, `ActiveState`) and changes what differs with `systemctl enable`, " +
-			"`disable`, `start`, `stop` and `restart`, then reads again and fails if systemd does not report what was asked (a unit " +
-			"that fails on start). A unit stopped, started, enabled or disabled outside Terraform shows up in the next plan.\n\n" +
-			"**Triggers.** When `triggers` changes, the unit is restarted (`systemctl restart` when `running = true`, `try-restart` when " +
-			"`running` is unset). On create, a unit that already runs is restarted once when `triggers` is set, because its " +
-			"configuration may have changed in the same apply.\n\n" +
-			"Static units (no `[Install]` section) cannot be enabled or disabled, masked ones neither started nor enabled: the " +
-			"apply says so. If systemd has not loaded changed unit files (`NeedDaemonReload`), the apply warns: set " +
-			"`daemon_reload = true` on the `pve_node_file` that wrote them.\n\n" +
-			"Destroying the resource stops managing the unit; it stays as it is. Needs the provider's `ssh` block (root, or a user " +
-			"with password-less sudo).",
+			"the `sha256` of a `pve_node_file` holding its configuration).",
 		Attributes: map[string]schema.Attribute{
 			"id":   framework.IDAttribute("`<node>/<unit>`."),
 			"node": framework.NodeAttribute("", framework.NodeReplaces),

@@ -53,27 +53,8 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	maps.Copy(attrs, vmDiskOptionAttributes())
 	maps.Copy(attrs, vmDiskLifecycleAttributes())
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "One disk of a VM (GUI: VM → Hardware → Hard Disk), keyed by VM and slot (`scsi0`, `virtio1`, `sata2`, `ide3`).\n\n" +
-			"Nothing here ever replaces the disk: every change is made in place or refused at plan with the reason.\n\n" +
-			"* `size` grows the volume in place (PVE's resize); shrinking is refused at plan, because PVE cannot shrink and " +
-			"a replacement would lose the data.\n" +
-			"* `storage` moves the volume (PVE's Move Disk, live on a running VM); the source is deleted only after the copy " +
-			"succeeded.\n" +
-			"* `slot` re-attaches the same volume under the new slot in one config write (the old slot's volume is not " +
-			"freed; PVE replaces the slot in the boot order too). On a running VM this hot-unplugs and hot-plugs the disk, " +
-			"which the guest sees; it needs both buses to be hot-pluggable (SCSI or VirtIO, VM option `hotplug` with `disk`), " +
-			"otherwise stop the VM first.\n" +
-			"* Options a running VM cannot change live (cache, aio, discard, iothread, ssd, ro, ...) wait in PVE's [PENDING] " +
-			"section; `pending` lists them and the apply warns. With `reboot_if_needed = true` the provider reboots the VM to " +
-			"apply them.\n" +
-			"* Destroying the resource detaches the disk: the volume stays as `unusedN` of the VM (the warning names it), " +
-			"unless `delete_on_destroy = true`.\n\n" +
-			"Writes to one VM are serialised inside the provider, and PVE's config lock timeouts are retried, so many disks " +
-			"of one VM can be created in one apply.\n\n" +
-			"Credentials: an API token with `VM.Config.Disk` on `/vms/<vm_id>` and `Datastore.AllocateSpace` on " +
-			"`/storage/<storage>` (both storages for a move); `VM.Audit` to find the VM; `VM.PowerMgmt` for " +
-			"`reboot_if_needed`.",
-		Attributes: attrs,
+		MarkdownDescription: "One disk of a VM (GUI: VM → Hardware → Hard Disk), keyed by VM and slot (`scsi0`, `virtio1`, `sata2`, `ide3`).",
+		Attributes:          attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},

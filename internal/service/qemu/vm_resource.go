@@ -77,18 +77,7 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 	maps.Copy(attrs, vmLifecycleAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A QEMU virtual machine **without its disks** (GUI: Create VM; `qm create`/`qm set`). Disks are " +
-			"separate `pve_vm_disk` resources keyed by slot, so adding, growing or moving a disk never touches the VM.\n\n" +
-			"Every attribute changes in place: nothing here replaces the VM, because replacing it would destroy its disks. " +
-			"A `node` change migrates the VM (live when it runs); a `vmid` change is refused at plan. Options that a running " +
-			"VM cannot take live (cores without CPU hotplug, bios, machine, cpu, ...) are written to PVE's pending section " +
-			"and listed in `pending_changes` until the VM restarts; the apply warns about them.\n\n" +
-			"**HA.** The HA manager owns the placement of a VM it manages: when it moves the VM (maintenance, fencing, " +
-			"rebalancing, `ha-manager migrate`), `current_node` follows, `node` stays and the plan warns instead of " +
-			"migrating it back. Reads, writes, power changes and the destroy that meet a migration wait for it and continue " +
-			"on the node the VM arrived on.\n\n" +
-			"**Safety.** With `protection = true` PVE refuses to destroy the VM (and its disks), and so does the provider at " +
-			"plan. Destroying a VM deletes every volume it owns, also detached ones (unusedN); while the VM still lists any " +
-			"volume the destroy is refused unless `destroy_disks = true`.\n\n" + credsNote,
+			"separate `pve_vm_disk` resources keyed by slot, so adding, growing or moving a disk never touches the VM.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
