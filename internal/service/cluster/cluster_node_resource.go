@@ -139,7 +139,7 @@ func (r *clusterNodeResource) ModifyPlan(ctx context.Context, req resource.Modif
 }
 
 func (r *clusterNodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var plan clusterNodeModel
@@ -327,7 +327,7 @@ func (r *clusterNodeResource) dropHalfJoined(ctx context.Context, node string, e
 }
 
 func (r *clusterNodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior clusterNodeModel
@@ -415,7 +415,8 @@ func (r *clusterNodeResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var prior clusterNodeModel
@@ -428,7 +429,6 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := r.PD.Client
 	if !framework.RequireRootTicket(c, &resp.Diagnostics, "Removing a node from a cluster") {
 		return
 	}
@@ -442,7 +442,7 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 		return // already gone
 	}
 	if n.Local {
-		resp.Diagnostics.AddError("Unable to Remove cluster node "+node,
+		framework.RefuseDestroy(&resp.Diagnostics, "", "cluster node "+node,
 			"The provider's endpoint is node "+node+" itself, and PVE refuses to remove the node that answers (\"Cannot delete myself from cluster!\"). "+
 				"Point the provider at another member to remove this node.")
 		return
@@ -453,7 +453,7 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 		return
 	}
 	if len(guests) > 0 {
-		resp.Diagnostics.AddError("Unable to Remove cluster node "+node,
+		framework.RefuseDestroy(&resp.Diagnostics, "", "cluster node "+node,
 			fmt.Sprintf("Node %s still hosts guests %s. Migrate or remove them first: removing the node would orphan their configuration.", node, strings.Join(guests, ", ")))
 		return
 	}
@@ -464,7 +464,7 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 			return
 		}
 		if len(daemons) > 0 {
-			resp.Diagnostics.AddError("Unable to Remove cluster node "+node,
+			framework.RefuseDestroy(&resp.Diagnostics, "", "cluster node "+node,
 				fmt.Sprintf("Node %s still runs Ceph daemons: %s. Remove them first (pve_ceph_osd, pve_ceph_monitor and pve_ceph_manager, "+
 					"letting Ceph move the OSDs' data away): a removed node's monitors and OSDs would stay in the Ceph maps and degrade the cluster.",
 					node, strings.Join(daemons, ", ")))
@@ -472,7 +472,7 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 		}
 	}
 	if n.Online {
-		resp.Diagnostics.AddError("Unable to Remove cluster node "+node,
+		framework.RefuseDestroy(&resp.Diagnostics, "", "cluster node "+node,
 			"Node "+node+" is online. PVE removes a node from the cluster only after it has been shut down for good: "+
 				"move its guests away, remove its Ceph daemons (OSDs, monitors, managers, MDS), shut it down, and make sure it never "+
 				"starts again with its current configuration (reinstall it, or separate it as the PVE documentation describes). "+
@@ -480,7 +480,7 @@ func (r *clusterNodeResource) Delete(ctx context.Context, req resource.DeleteReq
 		return
 	}
 	if !st.Quorate {
-		resp.Diagnostics.AddError("Unable to Remove cluster node "+node,
+		framework.RefuseDestroy(&resp.Diagnostics, "", "cluster node "+node,
 			"Cluster "+st.Name+" has no quorum without node "+node+", and PVE changes the cluster configuration only with quorum. "+
 				"On a remaining member, lower the expected votes as the PVE documentation describes (for example `pvecm expected 1` in a two-node cluster), "+
 				"then run terraform again.")

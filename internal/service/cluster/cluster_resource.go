@@ -164,7 +164,8 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 }
 
 func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var plan clusterModel
@@ -173,7 +174,7 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	name := plan.Name.ValueString()
-	if !framework.RequireRootTicket(r.PD.Client, &resp.Diagnostics, "Creating a cluster") {
+	if !framework.RequireRootTicket(c, &resp.Diagnostics, "Creating a cluster") {
 		return
 	}
 	timeout, diags := plan.Timeouts.Create(ctx, defaultClusterTimeout)
@@ -181,7 +182,6 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	c := r.PD.Client
 	st, err := c.ClusterStatus(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "cluster", name, err)
@@ -196,36 +196,11 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	if ln := st.LocalNode(); ln != nil {
 		founder = ln.Name
 	}
-	cr := pve.CreateClusterRequest{Name: name, Links: map[int]pve.ClusterLink{}}
-	if !plan.Links.IsNull() && !plan.Links.IsUnknown() {
-		var links []linkModel
-		resp.Diagnostics.Append(plan.Links.ElementsAs(ctx, &links, false)...)
-		for i, l := range links {
-			cl := pve.ClusterLink{Address: l.Address.ValueString()}
-			if !l.Priority.IsNull() && !l.Priority.IsUnknown() && l.Priority.ValueInt64() != 0 {
-				p := l.Priority.ValueInt64()
-				cl.Priority = &p
-			}
-			cr.Links[i] = cl
-		}
-	}
-	if !plan.NodeID.IsNull() && !plan.NodeID.IsUnknown() {
-		v := plan.NodeID.ValueInt64()
-		cr.NodeID = &v
-	}
-	if !plan.Votes.IsNull() && !plan.Votes.IsUnknown() {
-		v := plan.Votes.ValueInt64()
-		cr.Votes = &v
-	}
+	cr := plan.createRequest(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// A lost answer is followed through the clustercreate task (named
-	// after the cluster); without one PVE did not act and it is sent again.
-	upid, err := c.StartTask(ctx, founder, "clustercreate", name, func() (string, error) { return c.CreateCluster(ctx, cr) })
-	if err == nil {
-		_, err = c.WaitTask(ctx, upid)
-	}
+	err = createCluster(ctx, c, founder, cr)
 	r.PD.ClusterChanged()
 	// The endpoint's node was standalone: a failed task after which it is
 	// in a cluster of this name died after writing corosync.conf (the
@@ -251,6 +226,44 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
+// createRequest is the create request from the plan.
+func (m *clusterModel) createRequest(ctx context.Context, diags *diag.Diagnostics) pve.CreateClusterRequest {
+	cr := pve.CreateClusterRequest{Name: m.Name.ValueString(), Links: map[int]pve.ClusterLink{}}
+	if !m.Links.IsNull() && !m.Links.IsUnknown() {
+		var links []linkModel
+		diags.Append(m.Links.ElementsAs(ctx, &links, false)...)
+		for i, l := range links {
+			cl := pve.ClusterLink{Address: l.Address.ValueString()}
+			if !l.Priority.IsNull() && !l.Priority.IsUnknown() && l.Priority.ValueInt64() != 0 {
+				p := l.Priority.ValueInt64()
+				cl.Priority = &p
+			}
+			cr.Links[i] = cl
+		}
+	}
+	if !m.NodeID.IsNull() && !m.NodeID.IsUnknown() {
+		v := m.NodeID.ValueInt64()
+		cr.NodeID = &v
+	}
+	if !m.Votes.IsNull() && !m.Votes.IsUnknown() {
+		v := m.Votes.ValueInt64()
+		cr.Votes = &v
+	}
+	return cr
+}
+
+// createCluster creates the cluster on the endpoint's node (founder) and
+// waits for the task. A lost answer is followed through the clustercreate
+// task (named after the cluster); without one PVE did not act and it is
+// sent again.
+func createCluster(ctx context.Context, c *pve.Client, founder string, cr pve.CreateClusterRequest) error {
+	upid, err := c.StartTask(ctx, founder, "clustercreate", cr.Name, func() (string, error) { return c.CreateCluster(ctx, cr) })
+	if err == nil {
+		_, err = c.WaitTask(ctx, upid)
+	}
+	return err
+}
+
 // clusteredAs reports whether the endpoint's node is in cluster name.
 func clusteredAs(ctx context.Context, c *pve.Client, name string) bool {
 	st, err := c.ClusterStatus(ctx)
@@ -258,7 +271,7 @@ func clusteredAs(ctx context.Context, c *pve.Client, name string) bool {
 }
 
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior clusterModel
@@ -365,7 +378,7 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 	var prior clusterModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
 	name := prior.Name.ValueString()
-	resp.Diagnostics.AddError("Unable to Delete cluster "+name,
+	framework.RefuseDestroy(&resp.Diagnostics, "", "cluster "+name,
 		"PVE cannot dissolve a cluster through its API, so the provider leaves cluster "+name+" as it is.\n\n"+
 			"To stop managing it with Terraform, replace the resource in the configuration by a block\n"+
 			"  removed {\n    from = "+clusterTypeName+".<name>\n    lifecycle { destroy = false }\n  }\n"+

@@ -427,7 +427,7 @@ func TestAccClusterNode_removeRefusedWhileNodeHostsGuests(t *testing.T) {
 			{
 				PreConfig:   func() { e.Sim.CreateTestVM("z2g4c", 100, "vm100") },
 				Config:      e.Config(clusterConfig, nodeConfig("z2g4b", 1)),
-				ExpectError: regexp.MustCompile(`(?s)Unable to Remove cluster node z2g4c.*Node z2g4c still hosts guests\s+qemu/100`),
+				ExpectError: regexp.MustCompile(`(?s)Refusing to destroy cluster node z2g4c.*Node z2g4c still hosts guests\s+qemu/100`),
 			},
 			{
 				Config: cfg,

@@ -71,7 +71,7 @@ func (d *nodesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 }
 
 func (d *nodesDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	if d.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	nodes, err := d.PD.Nodes(ctx)
@@ -134,10 +134,10 @@ func (d *clusterStatusDataSource) Schema(_ context.Context, _ datasource.SchemaR
 }
 
 func (d *clusterStatusDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	c := d.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	c := d.PD.Client
 	st, err := d.PD.ClusterStatus(ctx, c)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "cluster status", "", err)
@@ -195,7 +195,7 @@ func (d *joinInfoDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 		MarkdownDescription: "What a node needs to join the endpoint's cluster (`GET /cluster/config/join`): each member's address and certificate fingerprint. " +
 			"`pve_cluster_node` reads it itself; this data source is for joins made outside Terraform or for checks. Fails on a standalone node.",
 		Attributes: map[string]schema.Attribute{
-			"node":           schema.StringAttribute{Optional: true, MarkdownDescription: "Member to join through (`preferred_node`); default the endpoint's node."},
+			"node":           framework.DataSourceNodeAttribute("Member to join through (`preferred_node`); default the endpoint's node.", false),
 			"config_digest":  schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-1 of corosync.conf."},
 			"preferred_node": schema.StringAttribute{Computed: true, MarkdownDescription: "The member the join information is for."},
 			"nodes": schema.ListNestedAttribute{
@@ -214,7 +214,8 @@ func (d *joinInfoDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 }
 
 func (d *joinInfoDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	c := d.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var m joinInfoModel
@@ -222,7 +223,7 @@ func (d *joinInfoDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ji, err := d.PD.Client.ClusterJoinInfo(ctx, m.Node.ValueString())
+	ji, err := c.ClusterJoinInfo(ctx, m.Node.ValueString())
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "cluster join information", m.Node.ValueString(), err)
 		return
@@ -262,10 +263,11 @@ func (d *versionDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 }
 
 func (d *versionDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	c := d.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	v, err := d.PD.Client.Version(ctx)
+	v, err := c.Version(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "version", "", err)
 		return

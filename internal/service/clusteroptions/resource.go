@@ -5,6 +5,7 @@ package clusteroptions
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -59,10 +60,8 @@ var (
 func codeList(vals []string) string { return "`" + strings.Join(vals, "`, `") + "`" }
 
 func (r *optionsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	limit := func(what string) schema.Float64Attribute {
-		return schema.Float64Attribute{Optional: true, MarkdownDescription: "Bandwidth limit in KiB/s for " + what + ".",
-			Validators: []validator.Float64{float64validator.AtLeast(0)}}
-	}
+	attrs := clusterPolicyAttributes()
+	maps.Copy(attrs, clusterInterfaceAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The datacenter options of the cluster (`/etc/pve/datacenter.cfg`, GUI: Datacenter → Options). " +
 			"There is one per cluster (or per standalone node), so declare this resource once.\n\n" +
@@ -72,117 +71,136 @@ func (r *optionsResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"Changes made outside Terraform show up in the next plan. Destroying the resource deletes every option it manages. " +
 			"Options it does not model (for example `u2f`, `webauthn`, `notify`) are left alone.\n\n" +
 			"Credentials: an API token with `Sys.Modify` on `/` is enough.",
-		Attributes: map[string]schema.Attribute{
-			"id": framework.IDAttribute("Always `cluster`."),
-			"migration": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Cluster-wide migration settings (`migration`). Unset: `secure` over the cluster network.",
-				Attributes: map[string]schema.Attribute{
-					"type": schema.StringAttribute{
-						Required:            true,
-						MarkdownDescription: "`secure` (through an SSH tunnel) or `insecure` (plain, faster; only on a private network).",
-						Validators:          []validator.String{stringvalidator.OneOf("secure", "insecure")},
-					},
-					"network": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Network used for migration traffic in CIDR notation, such as `169.254.50.0/24`.",
-						Validators:          []validator.String{framework.CIDR(framework.AnyIP)},
-					},
+		Attributes: attrs,
+	}
+}
+
+// bwLimit is a bandwidth limit of bwlimit.
+func bwLimit(what string) schema.Float64Attribute {
+	return schema.Float64Attribute{Optional: true, MarkdownDescription: "Bandwidth limit in KiB/s for " + what + ".",
+		Validators: []validator.Float64{float64validator.AtLeast(0)}}
+}
+
+// clusterPolicyAttributes are how the cluster migrates, schedules and
+// limits guests and hands out their ids.
+func clusterPolicyAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": framework.IDAttribute("Always `cluster`."),
+		"migration": schema.SingleNestedAttribute{
+			Optional:            true,
+			MarkdownDescription: "Cluster-wide migration settings (`migration`). Unset: `secure` over the cluster network.",
+			Attributes: map[string]schema.Attribute{
+				"type": schema.StringAttribute{
+					Required:            true,
+					MarkdownDescription: "`secure` (through an SSH tunnel) or `insecure` (plain, faster; only on a private network).",
+					Validators:          []validator.String{stringvalidator.OneOf("secure", "insecure")},
+				},
+				"network": schema.StringAttribute{
+					Optional:            true,
+					MarkdownDescription: "Network used for migration traffic in CIDR notation, such as `169.254.50.0/24`.",
+					Validators:          []validator.String{framework.CIDR(framework.AnyIP)},
 				},
 			},
-			"ha_shutdown_policy": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "What HA does with its services when a node shuts down (`ha: shutdown_policy`): " + codeList(shutdownPolicies) + ". PVE's default is `conditional`.",
-				Validators:          []validator.String{stringvalidator.OneOf(shutdownPolicies...)},
-			},
-			"crs": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Cluster resource scheduling (`crs`).",
-				Attributes: map[string]schema.Attribute{
-					"ha": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Scheduler mode for HA: `basic` (PVE's default), `static`, or `dynamic` (PVE 9.1 and later).",
-						Validators:          []validator.String{stringvalidator.OneOf("basic", "static", "dynamic")},
-					},
-					"ha_rebalance_on_start": schema.BoolAttribute{
-						Optional:            true,
-						MarkdownDescription: "Use the scheduler to pick a node when an HA service goes from stopped to started (`ha-rebalance-on-start`).",
-					},
+		},
+		"ha_shutdown_policy": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "What HA does with its services when a node shuts down (`ha: shutdown_policy`): " + codeList(shutdownPolicies) + ". PVE's default is `conditional`.",
+			Validators:          []validator.String{stringvalidator.OneOf(shutdownPolicies...)},
+		},
+		"crs": schema.SingleNestedAttribute{
+			Optional:            true,
+			MarkdownDescription: "Cluster resource scheduling (`crs`).",
+			Attributes: map[string]schema.Attribute{
+				"ha": schema.StringAttribute{
+					Optional:            true,
+					MarkdownDescription: "Scheduler mode for HA: `basic` (PVE's default), `static`, or `dynamic` (PVE 9.1 and later).",
+					Validators:          []validator.String{stringvalidator.OneOf("basic", "static", "dynamic")},
+				},
+				"ha_rebalance_on_start": schema.BoolAttribute{
+					Optional:            true,
+					MarkdownDescription: "Use the scheduler to pick a node when an HA service goes from stopped to started (`ha-rebalance-on-start`).",
 				},
 			},
-			"bwlimit": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "I/O bandwidth limits (`bwlimit`), in KiB/s.",
-				Attributes: map[string]schema.Attribute{
-					"clone": limit("cloning disks"), "default": limit("all operations without their own limit"),
-					"migration": limit("migrating guests"), "move": limit("moving disks"), "restore": limit("restoring backups"),
-				},
+		},
+		"bwlimit": schema.SingleNestedAttribute{
+			Optional:            true,
+			MarkdownDescription: "I/O bandwidth limits (`bwlimit`), in KiB/s.",
+			Attributes: map[string]schema.Attribute{
+				"clone": bwLimit("cloning disks"), "default": bwLimit("all operations without their own limit"),
+				"migration": bwLimit("migrating guests"), "move": bwLimit("moving disks"), "restore": bwLimit("restoring backups"),
 			},
-			"next_id": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Range from which PVE picks free VM ids (`next-id`). PVE's defaults are 100 and 1000000.",
-				Attributes: map[string]schema.Attribute{
-					"lower": schema.Int64Attribute{Optional: true, MarkdownDescription: "Lowest id handed out (inclusive).",
-						Validators: []validator.Int64{int64validator.Between(100, 999999999)}},
-					"upper": schema.Int64Attribute{Optional: true, MarkdownDescription: "Upper bound (exclusive); must be greater than `lower`.",
-						Validators: []validator.Int64{int64validator.Between(101, 1000000000)}},
-				},
+		},
+		"next_id": schema.SingleNestedAttribute{
+			Optional:            true,
+			MarkdownDescription: "Range from which PVE picks free VM ids (`next-id`). PVE's defaults are 100 and 1000000.",
+			Attributes: map[string]schema.Attribute{
+				"lower": schema.Int64Attribute{Optional: true, MarkdownDescription: "Lowest id handed out (inclusive).",
+					Validators: []validator.Int64{int64validator.Between(100, 999999999)}},
+				"upper": schema.Int64Attribute{Optional: true, MarkdownDescription: "Upper bound (exclusive); must be greater than `lower`.",
+					Validators: []validator.Int64{int64validator.Between(101, 1000000000)}},
 			},
-			"tag_style": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "How the web interface shows guest tags (`tag-style`).",
-				Attributes: map[string]schema.Attribute{
-					"shape": schema.StringAttribute{Optional: true, MarkdownDescription: "`full`, `circle` (PVE's default), `dense` or `none`.",
-						Validators: []validator.String{stringvalidator.OneOf("full", "circle", "dense", "none")}},
-					"ordering": schema.StringAttribute{Optional: true, MarkdownDescription: "`config` or `alphabetical` (PVE's default).",
-						Validators: []validator.String{stringvalidator.OneOf("config", "alphabetical")}},
-					"case_sensitive": schema.BoolAttribute{Optional: true, MarkdownDescription: "Compare tags case-sensitively when removing duplicates."},
-					"color_map": schema.StringAttribute{Optional: true,
-						MarkdownDescription: "Colors per tag, `tag:RRGGBB[:RRGGBB]` separated by `;`, such as `prod:ff0000;lab:00ff00:000000`.",
-						Validators:          []validator.String{stringvalidator.RegexMatches(colorMapRE, "must be tag:RRGGBB[:RRGGBB] entries separated by ';'")}},
-				},
+		},
+	}
+}
+
+// clusterInterfaceAttributes are the web interface's and the nodes'
+// defaults and the datacenter notes.
+func clusterInterfaceAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"tag_style": schema.SingleNestedAttribute{
+			Optional:            true,
+			MarkdownDescription: "How the web interface shows guest tags (`tag-style`).",
+			Attributes: map[string]schema.Attribute{
+				"shape": schema.StringAttribute{Optional: true, MarkdownDescription: "`full`, `circle` (PVE's default), `dense` or `none`.",
+					Validators: []validator.String{stringvalidator.OneOf("full", "circle", "dense", "none")}},
+				"ordering": schema.StringAttribute{Optional: true, MarkdownDescription: "`config` or `alphabetical` (PVE's default).",
+					Validators: []validator.String{stringvalidator.OneOf("config", "alphabetical")}},
+				"case_sensitive": schema.BoolAttribute{Optional: true, MarkdownDescription: "Compare tags case-sensitively when removing duplicates."},
+				"color_map": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "Colors per tag, `tag:RRGGBB[:RRGGBB]` separated by `;`, such as `prod:ff0000;lab:00ff00:000000`.",
+					Validators:          []validator.String{stringvalidator.RegexMatches(colorMapRE, "must be tag:RRGGBB[:RRGGBB] entries separated by ';'")}},
 			},
-			"console": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Default console viewer: `html5` (noVNC), `xtermjs` or `vv` (SPICE).",
-				Validators:          []validator.String{stringvalidator.OneOf("html5", "xtermjs", "vv")},
-			},
-			"keyboard": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Default keyboard layout of the VNC console: " + codeList(keyboards) + ".",
-				Validators:          []validator.String{stringvalidator.OneOf(keyboards...)},
-			},
-			"language": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Default language of the web interface: " + codeList(languages) + ".",
-				Validators:          []validator.String{stringvalidator.OneOf(languages...)},
-			},
-			"mac_prefix": schema.StringAttribute{
-				Optional: true, Computed: true,
-				Default:             stringdefault.StaticString(defaultMACPrefix),
-				MarkdownDescription: "Prefix of the MAC addresses PVE generates for guests, such as `BC:24:11:0`. PVE's default (and this attribute's) is `BC:24:11`, Proxmox's OUI; the first octet must be unicast (even).",
-				Validators:          []validator.String{stringvalidator.RegexMatches(macPrefixRE, "must be a unicast MAC address prefix such as BC:24:11 or BC:24:11:0")},
-			},
-			"email_from": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Sender address of notification mails (PVE's default: `root@$hostname`).",
-				Validators:          []validator.String{stringvalidator.RegexMatches(emailRE, "must be an email address")},
-			},
-			"http_proxy": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "HTTP proxy for downloads, `http://[user:password@]host:port/`.",
-				Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^http://.+`), "must start with http://")},
-			},
-			"max_workers": schema.Int64Attribute{
-				Optional:            true,
-				MarkdownDescription: "How many workers per node bulk actions (start/stop all, HA) may run at once.",
-				Validators:          []validator.Int64{int64validator.AtLeast(1)},
-			},
-			"description": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Datacenter notes shown in the web interface (stored as the comment at the top of `datacenter.cfg`).",
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 65536)},
-			},
+		},
+		"console": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Default console viewer: `html5` (noVNC), `xtermjs` or `vv` (SPICE).",
+			Validators:          []validator.String{stringvalidator.OneOf("html5", "xtermjs", "vv")},
+		},
+		"keyboard": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Default keyboard layout of the VNC console: " + codeList(keyboards) + ".",
+			Validators:          []validator.String{stringvalidator.OneOf(keyboards...)},
+		},
+		"language": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Default language of the web interface: " + codeList(languages) + ".",
+			Validators:          []validator.String{stringvalidator.OneOf(languages...)},
+		},
+		"mac_prefix": schema.StringAttribute{
+			Optional: true, Computed: true,
+			Default:             stringdefault.StaticString(defaultMACPrefix),
+			MarkdownDescription: "Prefix of the MAC addresses PVE generates for guests, such as `BC:24:11:0`. PVE's default (and this attribute's) is `BC:24:11`, Proxmox's OUI; the first octet must be unicast (even).",
+			Validators:          []validator.String{stringvalidator.RegexMatches(macPrefixRE, "must be a unicast MAC address prefix such as BC:24:11 or BC:24:11:0")},
+		},
+		"email_from": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Sender address of notification mails (PVE's default: `root@$hostname`).",
+			Validators:          []validator.String{stringvalidator.RegexMatches(emailRE, "must be an email address")},
+		},
+		"http_proxy": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "HTTP proxy for downloads, `http://[user:password@]host:port/`.",
+			Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^http://.+`), "must start with http://")},
+		},
+		"max_workers": schema.Int64Attribute{
+			Optional:            true,
+			MarkdownDescription: "How many workers per node bulk actions (start/stop all, HA) may run at once.",
+			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+		},
+		"description": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Datacenter notes shown in the web interface (stored as the comment at the top of `datacenter.cfg`).",
+			Validators:          []validator.String{stringvalidator.LengthBetween(1, 65536)},
 		},
 	}
 }
@@ -250,7 +268,11 @@ type stateTarget interface {
 // write sets what the plan has and deletes every managed option it leaves
 // out, in one PUT, then stores what PVE reports.
 func (r *optionsResource) write(ctx context.Context, action string, plan *optionsModel, st stateTarget, diags *diagList) {
-	if diags.HasError() || !framework.RequireConfigured(r.PD, diags) {
+	if diags.HasError() {
+		return
+	}
+	c := r.Client(diags)
+	if c == nil {
 		return
 	}
 	set, del, d := plan.request(ctx)
@@ -259,11 +281,11 @@ func (r *optionsResource) write(ctx context.Context, action string, plan *option
 		return
 	}
 	// Absolute values and deletions, no digest: sent again on a lost answer.
-	if err := r.PD.Client.UpdateClusterOptions(pve.Idempotent(ctx), set, del); err != nil {
+	if err := c.UpdateClusterOptions(pve.Idempotent(ctx), set, del); err != nil {
 		framework.AddUnable(diags, action, "cluster options", "", err)
 		return
 	}
-	o, err := r.PD.Client.ClusterOptions(ctx)
+	o, err := c.ClusterOptions(ctx)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "cluster options", "", err)
 		return
@@ -277,7 +299,8 @@ func (r *optionsResource) write(ctx context.Context, action string, plan *option
 }
 
 func (r *optionsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var prior optionsModel
@@ -285,7 +308,7 @@ func (r *optionsResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	o, err := r.PD.Client.ClusterOptions(ctx)
+	o, err := c.ClusterOptions(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "cluster options", "", err)
 		return
@@ -301,10 +324,11 @@ func (r *optionsResource) Read(ctx context.Context, req resource.ReadRequest, re
 // Delete removes every option the resource manages, so PVE's defaults
 // apply again.
 func (r *optionsResource) Delete(ctx context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	if err := r.PD.Client.UpdateClusterOptions(pve.Idempotent(ctx), nil, managedKeys); err != nil {
+	if err := c.UpdateClusterOptions(pve.Idempotent(ctx), nil, managedKeys); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "cluster options", "", err)
 	}
 }
