@@ -143,49 +143,47 @@ func (r *repoResource) read(ctx context.Context, c *pve.Client, node string) (*p
 }
 
 func (r *repoResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var plan repoModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	prev, err := r.apply(ctx, &plan, true)
+	c := r.NodeClient(ctx, plan.Node.ValueString(), &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	prev, err := r.apply(ctx, c, &plan, true)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "APT repository", plan.id(), err)
 		return
 	}
 	b, _ := json.Marshal(prev)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, beforeKey, b)...)
-	r.finish(ctx, "Create", &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, c, "Create", &plan, &resp.State, &resp.Diagnostics)
 }
 
 func (r *repoResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var plan repoModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if _, err := r.apply(ctx, &plan, true); err != nil {
+	c := r.NodeClient(ctx, plan.Node.ValueString(), &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	if _, err := r.apply(ctx, c, &plan, true); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "APT repository", plan.id(), err)
 		return
 	}
-	r.finish(ctx, "Update", &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, c, "Update", &plan, &resp.State, &resp.Diagnostics)
 }
 
 // apply makes the node match the plan: add a missing standard repository
 // (unless addMissing is false, as on destroy), then enable or disable. It
 // returns what was there before.
-func (r *repoResource) apply(ctx context.Context, plan *repoModel, addMissing bool) (*before, error) {
+func (r *repoResource) apply(ctx context.Context, c *pve.Client, plan *repoModel, addMissing bool) (*before, error) {
 	node := plan.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		return nil, err
-	}
 	unlock := r.PD.NodeLocks.Lock(readCacheKey(node))
 	defer unlock()
 	defer r.PD.Reads.Invalidate(readCacheKey(node))
@@ -312,8 +310,8 @@ func describeFiles(repos *pve.APTRepositories) string {
 }
 
 // finish reads back what the node has and stores it.
-func (r *repoResource) finish(ctx context.Context, action string, plan *repoModel, st stateTarget, diags *diag.Diagnostics) {
-	state, found, err := r.load(ctx, plan)
+func (r *repoResource) finish(ctx context.Context, c *pve.Client, action string, plan *repoModel, st stateTarget, diags *diag.Diagnostics) {
+	state, found, err := r.load(ctx, c, plan)
 	if err != nil {
 		framework.AddUnable(diags, action, "APT repository", plan.id(), err)
 		return
@@ -337,12 +335,8 @@ type stateTarget interface {
 // load reads the repository as the node reports it; found is false when
 // it is gone (a standard repository no longer configured, an entry no
 // longer in its file).
-func (r *repoResource) load(ctx context.Context, prior *repoModel) (*repoModel, bool, error) {
+func (r *repoResource) load(ctx context.Context, c *pve.Client, prior *repoModel) (*repoModel, bool, error) {
 	node := prior.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		return nil, false, err
-	}
 	repos, err := r.read(ctx, c, node)
 	if err != nil {
 		return nil, false, err
@@ -388,15 +382,16 @@ func (r *repoResource) load(ctx context.Context, prior *repoModel) (*repoModel, 
 }
 
 func (r *repoResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var prior repoModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	state, found, err := r.load(ctx, &prior)
+	c := r.NodeClient(ctx, prior.Node.ValueString(), &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	state, found, err := r.load(ctx, c, &prior)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "APT repository", prior.id(), err)
 		return
@@ -412,7 +407,7 @@ func (r *repoResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 // Delete puts back the state from before the resource was created. PVE
 // cannot remove entries, so a repository the resource added is disabled.
 func (r *repoResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior repoModel
@@ -433,7 +428,11 @@ func (r *repoResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 	target := prior
 	target.Enabled = types.BoolValue(prev.Configured && prev.Enabled)
-	if _, err := r.apply(ctx, &target, false); err != nil {
+	c := r.NodeClient(ctx, target.Node.ValueString(), &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	if _, err := r.apply(ctx, c, &target, false); err != nil {
 		if pve.IsNotFound(err) || strings.Contains(err.Error(), "has no APT entry") {
 			return
 		}

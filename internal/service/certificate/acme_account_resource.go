@@ -113,6 +113,17 @@ func requireRoot(pd *framework.ProviderData, diags *diag.Diagnostics) bool {
 	return framework.RequireRootTicket(pd.Client, diags, acmeAccountTypeName)
 }
 
+// rootClient is the endpoint's client when it is logged in as root@pam
+// with a password, as PVE requires for ACME accounts; nil after adding
+// why not to diags.
+func (r *acmeAccountResource) rootClient(diags *diag.Diagnostics) *pve.Client {
+	c := r.Client(diags)
+	if c == nil || !requireRoot(r.PD, diags) {
+		return nil
+	}
+	return c
+}
+
 // ModifyPlan reports a token at plan time rather than at apply.
 func (r *acmeAccountResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() && req.State.Raw.IsNull() {
@@ -122,7 +133,8 @@ func (r *acmeAccountResource) ModifyPlan(_ context.Context, req resource.ModifyP
 }
 
 func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
+	c := r.rootClient(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var plan acmeAccountModel
@@ -140,7 +152,6 @@ func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.PD.Client
 	if plan.TOSURL.IsNull() {
 		// A clear error before the CA refuses with its own words.
 		if tos, err := c.ACMETermsOfService(ctx, dir); err == nil && tos != "" {
@@ -168,7 +179,7 @@ func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateReq
 		}
 		framework.WarnAdopted(&resp.Diagnostics, "ACME account", name, err)
 	}
-	if r.readInto(ctx, &plan, &resp.Diagnostics) {
+	if r.readInto(ctx, c, &plan, &resp.Diagnostics) {
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	} else if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Unable to Create ACME account "+name, "The registration task succeeded but PVE does not list the account.")
@@ -176,9 +187,9 @@ func (r *acmeAccountResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 // readInto fills the computed values and the contact from PVE.
-func (r *acmeAccountResource) readInto(ctx context.Context, m *acmeAccountModel, diags *diag.Diagnostics) bool {
+func (r *acmeAccountResource) readInto(ctx context.Context, c *pve.Client, m *acmeAccountModel, diags *diag.Diagnostics) bool {
 	name := m.Name.ValueString()
-	a, err := r.PD.Client.ACMEAccount(ctx, name)
+	a, err := c.ACMEAccount(ctx, name)
 	if err != nil {
 		if !pve.IsNotFound(err) {
 			framework.AddUnable(diags, "Read", "ACME account", name, err)
@@ -203,7 +214,8 @@ func (r *acmeAccountResource) readInto(ctx context.Context, m *acmeAccountModel,
 }
 
 func (r *acmeAccountResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
+	c := r.rootClient(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var st acmeAccountModel
@@ -211,7 +223,7 @@ func (r *acmeAccountResource) Read(ctx context.Context, req resource.ReadRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !r.readInto(ctx, &st, &resp.Diagnostics) {
+	if !r.readInto(ctx, c, &st, &resp.Diagnostics) {
 		if !resp.Diagnostics.HasError() {
 			tflog.Warn(ctx, "ACME account no longer exists; removing it from state", map[string]any{"name": st.Name.ValueString()})
 			resp.State.RemoveResource(ctx)
@@ -222,7 +234,8 @@ func (r *acmeAccountResource) Read(ctx context.Context, req resource.ReadRequest
 }
 
 func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
+	c := r.rootClient(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var plan acmeAccountModel
@@ -240,15 +253,15 @@ func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	upid, err := r.PD.Client.UpdateACMEAccount(ctx, name, contact)
+	upid, err := c.UpdateACMEAccount(ctx, name, contact)
 	if err == nil {
-		_, err = r.PD.Client.WaitTask(ctx, upid)
+		_, err = c.WaitTask(ctx, upid)
 	}
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "ACME account", name, err)
 		return
 	}
-	if r.readInto(ctx, &plan, &resp.Diagnostics) {
+	if r.readInto(ctx, c, &plan, &resp.Diagnostics) {
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	} else if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Unable to Update ACME account "+name, "PVE accepted the update but no longer lists the account.")
@@ -256,7 +269,8 @@ func (r *acmeAccountResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *acmeAccountResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics) {
+	c := r.rootClient(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var st acmeAccountModel
@@ -269,9 +283,9 @@ func (r *acmeAccountResource) Delete(ctx context.Context, req resource.DeleteReq
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	name := st.Name.ValueString()
-	upid, err := r.PD.Client.DeactivateACMEAccount(ctx, name)
+	upid, err := c.DeactivateACMEAccount(ctx, name)
 	if err == nil {
-		_, err = r.PD.Client.WaitTask(ctx, upid)
+		_, err = c.WaitTask(ctx, upid)
 	}
 	if err != nil && !errors.Is(err, pve.ErrNotFound) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "ACME account", name, err)

@@ -198,7 +198,8 @@ func (m *acmePluginModel) fill(p *pve.ACMEPlugin) {
 }
 
 func (r *acmePluginResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var plan acmePluginModel
@@ -208,16 +209,16 @@ func (r *acmePluginResource) Create(ctx context.Context, req resource.CreateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.PD.Client.CreateACMEPlugin(ctx, p); err != nil {
+	if err := c.CreateACMEPlugin(ctx, p); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "ACME plugin", p.ID, err)
 		return
 	}
-	r.readInto(ctx, &plan, &resp.Diagnostics, "Create")
+	r.readInto(ctx, c, &plan, &resp.Diagnostics, "Create")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-func (r *acmePluginResource) readInto(ctx context.Context, m *acmePluginModel, diags *diag.Diagnostics, action string) bool {
-	p, err := r.PD.Client.ACMEPlugin(ctx, m.ID.ValueString())
+func (r *acmePluginResource) readInto(ctx context.Context, c *pve.Client, m *acmePluginModel, diags *diag.Diagnostics, action string) bool {
+	p, err := c.ACMEPlugin(ctx, m.ID.ValueString())
 	if errors.Is(err, pve.ErrNotFound) {
 		return false
 	}
@@ -230,7 +231,8 @@ func (r *acmePluginResource) readInto(ctx context.Context, m *acmePluginModel, d
 }
 
 func (r *acmePluginResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var state acmePluginModel
@@ -238,7 +240,7 @@ func (r *acmePluginResource) Read(ctx context.Context, req resource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !r.readInto(ctx, &state, &resp.Diagnostics, "Read") {
+	if !r.readInto(ctx, c, &state, &resp.Diagnostics, "Read") {
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -246,7 +248,8 @@ func (r *acmePluginResource) Read(ctx context.Context, req resource.ReadRequest,
 }
 
 func (r *acmePluginResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var plan acmePluginModel
@@ -256,11 +259,11 @@ func (r *acmePluginResource) Update(ctx context.Context, req resource.UpdateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.PD.Client.UpdateACMEPlugin(ctx, p, plan.unset(), ""); err != nil {
+	if err := c.UpdateACMEPlugin(ctx, p, plan.unset(), ""); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "ACME plugin", p.ID, err)
 		return
 	}
-	if !r.readInto(ctx, &plan, &resp.Diagnostics, "Update") && !resp.Diagnostics.HasError() {
+	if !r.readInto(ctx, c, &plan, &resp.Diagnostics, "Update") && !resp.Diagnostics.HasError() {
 		resp.Diagnostics.AddError("Unable to Update ACME plugin "+p.ID, "The plugin disappeared from PVE while it was being updated.")
 		return
 	}
@@ -268,7 +271,8 @@ func (r *acmePluginResource) Update(ctx context.Context, req resource.UpdateRequ
 }
 
 func (r *acmePluginResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	var state acmePluginModel
@@ -276,7 +280,7 @@ func (r *acmePluginResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.PD.Client.DeleteACMEPlugin(ctx, state.ID.ValueString()); err != nil && !errors.Is(err, pve.ErrNotFound) {
+	if err := c.DeleteACMEPlugin(ctx, state.ID.ValueString()); err != nil && !errors.Is(err, pve.ErrNotFound) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "ACME plugin", state.ID.ValueString(), err)
 	}
 }

@@ -233,9 +233,6 @@ func (r *nodeACMEResource) writeConfig(ctx context.Context, c *pve.Client, m *no
 }
 
 func (r *nodeACMEResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var plan nodeACMEModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -246,11 +243,11 @@ func (r *nodeACMEResource) Create(ctx context.Context, req resource.CreateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := plan.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err == nil {
-		err = r.writeConfig(ctx, c, &plan)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
 	}
-	if err != nil {
+	if err := r.writeConfig(ctx, c, &plan); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "node ACME configuration", node, err)
 		return
 	}
@@ -265,12 +262,12 @@ func (r *nodeACMEResource) Create(ctx context.Context, req resource.CreateReques
 		framework.AddUnable(&resp.Diagnostics, "Create", "node ACME certificate", node, err)
 		// The configuration is on the node: keep it in state (tainted).
 	}
-	r.finish(ctx, &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, c, &plan, &resp.State, &resp.Diagnostics)
 }
 
-func (r *nodeACMEResource) finish(ctx context.Context, m *nodeACMEModel, st stateSetter, diags *diag.Diagnostics) {
+func (r *nodeACMEResource) finish(ctx context.Context, c *pve.Client, m *nodeACMEModel, st stateSetter, diags *diag.Diagnostics) {
 	m.ID = types.StringValue(m.Node.ValueString())
-	ci, err := customCertificate(ctx, r.PD, m.Node.ValueString())
+	ci, err := customCertificate(ctx, c, m.Node.ValueString())
 	if err != nil {
 		framework.AddUnable(diags, "Read", "node certificate", m.Node.ValueString(), err)
 		return
@@ -290,20 +287,17 @@ func (m *nodeACMEModel) setCert(ci *pve.CertificateInfo) {
 }
 
 func (r *nodeACMEResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var st nodeACMEModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	node := st.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	var nc *pve.NodeConfig
-	if err == nil {
-		nc, err = c.NodeConfig(ctx, node)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
 	}
+	nc, err := c.NodeConfig(ctx, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "node ACME configuration", node, err)
 		return
@@ -338,13 +332,10 @@ func (r *nodeACMEResource) Read(ctx context.Context, req resource.ReadRequest, r
 	list, d := types.ListValue(types.ObjectType{AttrTypes: acmeDomainAttrTypes}, elems)
 	resp.Diagnostics.Append(d...)
 	st.Domains = list
-	r.finish(ctx, &st, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, c, &st, &resp.State, &resp.Diagnostics)
 }
 
 func (r *nodeACMEResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var plan, state nodeACMEModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -356,9 +347,8 @@ func (r *nodeACMEResource) Update(ctx context.Context, req resource.UpdateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := plan.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Update", "node ACME configuration", node, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	reconfigure := !plan.Account.Equal(state.Account) || !plan.Domains.Equal(state.Domains)
@@ -370,6 +360,7 @@ func (r *nodeACMEResource) Update(ctx context.Context, req resource.UpdateReques
 	}
 	if plan.Fingerprint.IsUnknown() {
 		var upid string
+		var err error
 		if reconfigure || state.Fingerprint.IsNull() {
 			// New domains need a new order; force replaces the old one.
 			upid, err = c.OrderNodeCertificate(ctx, node, true)
@@ -385,13 +376,10 @@ func (r *nodeACMEResource) Update(ctx context.Context, req resource.UpdateReques
 			framework.AddUnable(&resp.Diagnostics, "Update", "node ACME certificate", node, err)
 		}
 	}
-	r.finish(ctx, &plan, &resp.State, &resp.Diagnostics)
+	r.finish(ctx, c, &plan, &resp.State, &resp.Diagnostics)
 }
 
 func (r *nodeACMEResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var st nodeACMEModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
 	if resp.Diagnostics.HasError() {
@@ -402,12 +390,11 @@ func (r *nodeACMEResource) Delete(ctx context.Context, req resource.DeleteReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := st.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "node ACME configuration", node, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
-	ci, err := customCertificate(ctx, r.PD, node)
+	ci, err := customCertificate(ctx, c, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "node ACME certificate", node, err)
 		return

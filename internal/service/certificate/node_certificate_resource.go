@@ -200,13 +200,9 @@ type stateSetter interface {
 // force, so an existing custom or ACME certificate is never silently
 // replaced; PVE's refusal then explains, and import adopts it.
 func (r *nodeCertificateResource) upload(ctx context.Context, action string, plan *nodeCertificateModel, force bool, st stateSetter, diags *diag.Diagnostics) {
-	if !framework.RequireConfigured(r.PD, diags) {
-		return
-	}
 	node := plan.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(diags, action, "node certificate", node, err)
+	c := r.NodeClient(ctx, node, diags)
+	if c == nil {
 		return
 	}
 	info, err := c.UploadCustomCertificate(ctx, node, plan.Certificate.ValueString(), plan.PrivateKey.ValueString(), force, true)
@@ -238,16 +234,17 @@ func (m *nodeCertificateModel) fromInfo(ctx context.Context, ci *pve.Certificate
 }
 
 func (r *nodeCertificateResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var st nodeCertificateModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	node := st.Node.ValueString()
-	ci, err := customCertificate(ctx, r.PD, node)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	ci, err := customCertificate(ctx, c, node)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "node certificate", node, err)
 		return
@@ -269,11 +266,7 @@ func (r *nodeCertificateResource) Read(ctx context.Context, req resource.ReadReq
 
 // customCertificate returns the node's pveproxy-ssl.pem info, nil when it
 // has none.
-func customCertificate(ctx context.Context, pd *framework.ProviderData, node string) (*pve.CertificateInfo, error) {
-	c, err := pd.NodeClient(ctx, node)
-	if err != nil {
-		return nil, err
-	}
+func customCertificate(ctx context.Context, c *pve.Client, node string) (*pve.CertificateInfo, error) {
 	list, err := c.NodeCertificates(ctx, node)
 	if err != nil {
 		return nil, err
@@ -287,9 +280,6 @@ func customCertificate(ctx context.Context, pd *framework.ProviderData, node str
 }
 
 func (r *nodeCertificateResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var st nodeCertificateModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
 	if resp.Diagnostics.HasError() {
@@ -300,11 +290,11 @@ func (r *nodeCertificateResource) Delete(ctx context.Context, req resource.Delet
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := st.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err == nil {
-		err = c.DeleteCustomCertificate(ctx, node, true)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
+		return
 	}
-	if err != nil && !errors.Is(err, pve.ErrNotFound) {
+	if err := c.DeleteCustomCertificate(ctx, node, true); err != nil && !errors.Is(err, pve.ErrNotFound) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "node certificate", node, err)
 	}
 }

@@ -117,7 +117,11 @@ func groupFromAPI(g *pve.HAGroup) (*groupModel, diag.Diagnostics) {
 }
 
 func (r *groupResource) write(ctx context.Context, action string, plan *groupModel, st stateSetter, diags *diag.Diagnostics) {
-	if diags.HasError() || !framework.RequireConfigured(r.PD, diags) {
+	if diags.HasError() {
+		return
+	}
+	c := r.Client(diags)
+	if c == nil {
 		return
 	}
 	g, d := plan.request(ctx)
@@ -127,15 +131,15 @@ func (r *groupResource) write(ctx context.Context, action string, plan *groupMod
 	}
 	var err error
 	if action == "Create" {
-		err = r.PD.Client.CreateHAGroup(ctx, g)
+		err = c.CreateHAGroup(ctx, g)
 	} else {
-		err = r.PD.Client.UpdateHAGroup(ctx, g)
+		err = c.UpdateHAGroup(ctx, g)
 	}
 	if err != nil {
 		framework.AddUnable(diags, action, "HA group", g.Group, err)
 		return
 	}
-	got, err := r.PD.Client.HAGroup(ctx, g.Group)
+	got, err := c.HAGroup(ctx, g.Group)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "HA group", g.Group, err)
 		return
@@ -160,14 +164,18 @@ func (r *groupResource) Update(ctx context.Context, req resource.UpdateRequest, 
 func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var prior groupModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	id := prior.Group.ValueString()
 	if id == "" {
 		id = prior.ID.ValueString()
 	}
-	got, err := r.PD.Client.HAGroup(ctx, id)
+	got, err := c.HAGroup(ctx, id)
 	if pve.IsHANotFound(err) {
 		tflog.Info(ctx, "HA group no longer exists; removing it from state", map[string]any{"group": id})
 		resp.State.RemoveResource(ctx)
@@ -185,10 +193,14 @@ func (r *groupResource) Read(ctx context.Context, req resource.ReadRequest, resp
 func (r *groupResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var prior groupModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.PD.Client.DeleteHAGroup(ctx, prior.Group.ValueString()); err != nil && !pve.IsHANotFound(err) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	if err := c.DeleteHAGroup(ctx, prior.Group.ValueString()); err != nil && !pve.IsHANotFound(err) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "HA group", prior.Group.ValueString(), err)
 	}
 }

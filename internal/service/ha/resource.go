@@ -251,10 +251,13 @@ func (m *haResourceModel) request() pve.HAResourceRequest {
 func (r *haResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan haResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.PD.Client
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
+		return
+	}
 	sid := plan.SID.ValueString()
 	if plan.SID.IsUnknown() || sid == "" {
 		sid = strconv.FormatInt(plan.VMID.ValueInt64(), 10)
@@ -303,10 +306,13 @@ func (r *haResource) Update(ctx context.Context, req resource.UpdateRequest, res
 	var plan, prior haResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := r.PD.Client
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
+		return
+	}
 	sid := prior.SID.ValueString()
 	var del []string
 	if plan.Comment.IsNull() && !prior.Comment.IsNull() {
@@ -342,7 +348,11 @@ func (r *haResource) Update(ctx context.Context, req resource.UpdateRequest, res
 func (r *haResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var prior haResourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	sid := prior.SID.ValueString()
@@ -365,12 +375,16 @@ func (r *haResource) Read(ctx context.Context, req resource.ReadRequest, resp *r
 func (r *haResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var prior haResourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	sid := prior.SID.ValueString()
 	// Sent again on a lost answer: one PVE did makes the second not found.
-	if err := r.PD.Client.DeleteHAResource(pve.Idempotent(ctx), sid); err != nil && !pve.IsHANotFound(err) {
+	if err := c.DeleteHAResource(pve.Idempotent(ctx), sid); err != nil && !pve.IsHANotFound(err) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "HA resource", sid, err)
 	}
 }

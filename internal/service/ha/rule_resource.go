@@ -179,7 +179,11 @@ func (m *ruleModel) request(ctx context.Context) (pve.HARule, diag.Diagnostics) 
 func (r *ruleResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan ruleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	rule, d := plan.request(ctx)
@@ -187,17 +191,21 @@ func (r *ruleResource) Create(ctx context.Context, req resource.CreateRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.PD.Client.CreateHARule(ctx, rule); err != nil {
+	if err := c.CreateHARule(ctx, rule); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Create", "HA rule", rule.Rule, err)
 		return
 	}
-	r.readInto(ctx, rule.Rule, &resp.State, &resp.Diagnostics)
+	r.readInto(ctx, c, rule.Rule, &resp.State, &resp.Diagnostics)
 }
 
 func (r *ruleResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan ruleModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	rule, d := plan.request(ctx)
@@ -205,11 +213,11 @@ func (r *ruleResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.PD.Client.UpdateHARule(ctx, rule); err != nil {
+	if err := c.UpdateHARule(ctx, rule); err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "HA rule", rule.Rule, err)
 		return
 	}
-	r.readInto(ctx, rule.Rule, &resp.State, &resp.Diagnostics)
+	r.readInto(ctx, c, rule.Rule, &resp.State, &resp.Diagnostics)
 }
 
 type stateSetter interface {
@@ -217,8 +225,8 @@ type stateSetter interface {
 }
 
 // readInto stores what PVE reports after a write.
-func (r *ruleResource) readInto(ctx context.Context, id string, st stateSetter, diags *diag.Diagnostics) {
-	got, err := r.PD.Client.HARule(ctx, id)
+func (r *ruleResource) readInto(ctx context.Context, c *pve.Client, id string, st stateSetter, diags *diag.Diagnostics) {
+	got, err := c.HARule(ctx, id)
 	if err != nil {
 		framework.AddUnable(diags, "Read", "HA rule", id, err)
 		return
@@ -272,14 +280,18 @@ func ruleFromAPI(got *pve.HARule) (*ruleModel, diag.Diagnostics) {
 func (r *ruleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var prior ruleModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	id := prior.Rule.ValueString()
 	if id == "" {
 		id = prior.ID.ValueString()
 	}
-	got, err := r.PD.Client.HARule(ctx, id)
+	got, err := c.HARule(ctx, id)
 	if pve.IsHANotFound(err) {
 		tflog.Info(ctx, "HA rule no longer exists; removing it from state", map[string]any{"rule": id})
 		resp.State.RemoveResource(ctx)
@@ -298,10 +310,14 @@ func (r *ruleResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 func (r *ruleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var prior ruleModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.PD.Client.DeleteHARule(ctx, prior.Rule.ValueString()); err != nil && !pve.IsHANotFound(err) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
+		return
+	}
+	if err := c.DeleteHARule(ctx, prior.Rule.ValueString()); err != nil && !pve.IsHANotFound(err) {
 		framework.AddUnable(&resp.Diagnostics, "Delete", "HA rule", prior.Rule.ValueString(), err)
 	}
 }

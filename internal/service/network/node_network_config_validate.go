@@ -314,7 +314,7 @@ func (r *nodeNetworkConfigResource) ModifyPlan(ctx context.Context, req resource
 	after, d := plannedInterfaceSet(ctx, list.Interfaces, ifaces)
 	resp.Diagnostics.Append(d...)
 	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(checkManagementChange(ctx, r.PD, node, list.Interfaces, after, plan.applyOptions())...)
+		resp.Diagnostics.Append(checkManagementChange(ctx, r.PD, node, list.Interfaces, after, plan.applyOptions(), "")...)
 	}
 }
 

@@ -15,15 +15,19 @@ func TestAccNodeNetworkRollback_lostManagementAddressRefusedAtPlan(t *testing.T)
 	t.Parallel()
 	e, node := freshInstallEnv(t)
 	pc := e.ProviderConfig()
-	lost := func(desc string) resource.TestStep {
+	lostAs := func(summary, desc string) resource.TestStep {
 		return resource.TestStep{
 			PlanOnly:    true,
-			ExpectError: phrases("Change would remove the management address of node "+node, desc, "reaches node "+node+" on 172.27.2.10/24 on vmbr0"),
+			ExpectError: phrases(summary, desc, "reaches node "+node+" on 172.27.2.10/24 on vmbr0"),
 		}
+	}
+	lost := func(desc string) resource.TestStep {
+		return lostAs("Change would remove the management address of node "+node, desc)
 	}
 	readdress := lost("changes vmbr0, which holds the management address 172.27.2.10: cidr 172.27.2.10/24 -> 172.27.2.11/24")
 	readdress.Config = pc + strings.Replace(vmbr0Config(node, ""), `"172.27.2.10/24"`, `"172.27.2.11/24"`, 1)
-	destroy := lost("removes vmbr0 (port bcm5720p0), which holds the management address 172.27.2.10/24")
+	destroy := lostAs("Refusing to destroy network interface vmbr0 of node "+node,
+		"removes vmbr0 (port bcm5720p0), which holds the management address 172.27.2.10/24")
 	destroy.Config = pc
 	// pve_node_network_config without vmbr0 and without the address
 	// elsewhere deletes vmbr0 with it.

@@ -459,11 +459,12 @@ func lostAddressDetail(node, desc, lost string) string {
 }
 
 // checkManagementChange is the plan-time check: a change that removes the
-// management address is refused; a change of the management path needs SSH
-// for its rollback, or the explicit opt-out. The SSH check stays quiet
-// while the provider's SSH settings are not known until apply (the apply
-// checks again).
-func checkManagementChange(ctx context.Context, pd *framework.ProviderData, node string, before, after []pve.NetworkInterface, opts networkApplyOptions) diag.Diagnostics {
+// management address is refused (as the destroy of destroying, when the
+// change is a destroy); a change of the management path needs SSH for its
+// rollback, or the explicit opt-out. The SSH check stays quiet while the
+// provider's SSH settings are not known until apply (the apply checks
+// again).
+func checkManagementChange(ctx context.Context, pd *framework.ProviderData, node string, before, after []pve.NetworkInterface, opts networkApplyOptions, destroying string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if pd == nil || pd.Client == nil {
 		return diags
@@ -478,7 +479,11 @@ func checkManagementChange(ctx context.Context, pd *framework.ProviderData, node
 		return diags
 	}
 	if lost != "" {
-		diags.AddError("Change would remove the management address of node "+node, lostAddressDetail(node, desc, lost))
+		if destroying != "" {
+			framework.RefuseDestroy(&diags, "", destroying, lostAddressDetail(node, desc, lost))
+		} else {
+			diags.AddError("Change would remove the management address of node "+node, lostAddressDetail(node, desc, lost))
+		}
 		return diags
 	}
 	if pd.NodeExec != nil || pd.NodeExecDeferred || opts.AllowWithoutRollback {
@@ -1004,7 +1009,11 @@ func (r *nodeNetworkResource) ModifyPlan(ctx context.Context, req resource.Modif
 		resp.Diagnostics.Append(d...)
 		after = append(after, planned)
 	}
-	resp.Diagnostics.Append(checkManagementChange(ctx, r.PD, node, before, after, m.applyOptions())...)
+	destroying := ""
+	if destroy {
+		destroying = "network interface " + iface + " of node " + node
+	}
+	resp.Diagnostics.Append(checkManagementChange(ctx, r.PD, node, before, after, m.applyOptions(), destroying)...)
 }
 
 // plannedInterface is the interface as the plan would leave it: the known

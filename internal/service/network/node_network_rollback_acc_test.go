@@ -363,7 +363,7 @@ resource "terraform_data" "prefix" {
 				// take the address away.
 				Config:      pc,
 				PlanOnly:    true,
-				ExpectError: phrases("Change would remove the management address", "removes vmbr0 (port bcm5720p0), which holds the management address 172.27.2.10/24"),
+				ExpectError: phrases("Refusing to destroy network interface vmbr0", "removes vmbr0 (port bcm5720p0), which holds the management address 172.27.2.10/24"),
 			},
 			forgetVMBR0(pc),
 		},
