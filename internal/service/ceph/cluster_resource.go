@@ -277,18 +277,14 @@ func clusterNetworkChangeAdvice(before, after *clusterModel) string {
 }
 
 func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var plan clusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	node := plan.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph cluster on", node, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	existing, err := c.CephConfigRaw(ctx, node)
@@ -355,9 +351,8 @@ func cephInit(ctx context.Context, c *pve.Client, node string, ir pve.CephInitRe
 func (r *clusterResource) read(ctx context.Context, prior *clusterModel) (*clusterModel, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	node := prior.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&diags, "Read", "Ceph cluster on", node, err)
+	c := r.NodeClient(ctx, node, &diags)
+	if c == nil {
 		return nil, false, diags
 	}
 	raw, err := c.CephConfigRaw(ctx, node)
@@ -422,7 +417,7 @@ func clusterConfInt(conf pve.CephConfig, key string, def int64) (int64, error) {
 }
 
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior clusterModel
@@ -444,7 +439,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 }
 
 func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var plan, state clusterModel
@@ -455,9 +450,8 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	node := plan.Node.ValueString()
 	if !plan.Network.Equal(state.Network) || !plan.ClusterNetwork.Equal(state.ClusterNetwork) {
-		c, err := r.PD.NodeClient(ctx, node)
-		if err != nil {
-			framework.AddUnable(&resp.Diagnostics, "Update", "Ceph cluster", state.FSID.ValueString(), err)
+		c := r.NodeClient(ctx, node, &resp.Diagnostics)
+		if c == nil {
 			return
 		}
 		// PVE's init sets cluster_network to network; send the cluster
@@ -486,18 +480,14 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 }
 
 func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var state clusterModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	node, fsid := state.Node.ValueString(), state.FSID.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "Ceph cluster", fsid, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	raw, err := c.CephConfigRaw(ctx, node)
@@ -523,7 +513,7 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 		if len(names) > 0 {
 			what = fmt.Sprintf("%d monitor(s) exist (%s)", len(names), strings.Join(names, ", "))
 		}
-		resp.Diagnostics.AddError("Unable to Delete Ceph cluster "+fsid,
+		framework.RefuseDestroy(&resp.Diagnostics, "", "Ceph cluster "+fsid,
 			"Ceph is still running: "+what+". PVE's API cannot remove Ceph (pveceph purge exists only on the command line) and "+
 				"refuses to remove the last monitor, so the provider leaves Ceph as it is.\n\n"+
 				"To stop managing Ceph with Terraform, replace the resource in the configuration by a block\n"+

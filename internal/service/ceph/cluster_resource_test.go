@@ -441,7 +441,7 @@ removed {
 			{
 				Config:      e.Config(coreClusterHCL),
 				Destroy:     true,
-				ExpectError: coreRE(`(?s)Unable to Delete Ceph cluster.*1 monitor\(s\) exist \(z2g4a\).*pveceph purge`),
+				ExpectError: coreRE(`(?s)Refusing to destroy Ceph cluster.*1 monitor\(s\) exist \(z2g4a\).*pveceph purge`),
 			},
 			{
 				Config: e.Config(`

@@ -451,71 +451,16 @@ func restartKinds(ctx context.Context, cli cephCLI, target, who, key string, cac
 // rolling_restart restarts them. It returns whether anything was written.
 func (r *configResource) apply(ctx context.Context, plan, prior *configModel, p pending, diags *diag.Diagnostics, action string) bool {
 	id := plan.id()
-	want, d := plan.settings(ctx)
-	diags.Append(d...)
-	old := map[string]string{}
-	if prior != nil {
-		old, d = prior.settings(ctx)
-		diags.Append(d...)
-	}
-	if diags.HasError() {
+	set, remove, ok := r.changes(ctx, plan, prior, diags, action)
+	if !ok {
 		return false
 	}
-	node, who, target := plan.Node.ValueString(), plan.Who.ValueString(), plan.Target.ValueString()
-	ex := r.PD.NodeExec
-	cli := cephCLI{ex: ex, node: node}
-	cur, err := r.current(ctx, plan)
-	if err != nil {
-		framework.AddUnable(diags, action, "Ceph configuration", id, err)
+	affected, ok := r.daemonsToRestart(ctx, plan, set, remove, diags, action)
+	if !ok {
 		return false
 	}
-	set := map[string]string{}
-	for k, v := range want {
-		if c, ok := cur[k]; !ok || !same(target, v, c) {
-			set[k] = v
-		}
-	}
-	var remove []string
-	for k := range old {
-		if _, keep := want[k]; !keep {
-			if _, ok := cur[k]; ok {
-				remove = append(remove, k)
-			}
-		}
-	}
-	sort.Strings(remove)
-
-	// The daemons that must restart to use the change, and when their
-	// units started before it.
-	var affected []cephDaemon
-	cache := map[string]*optionInfo{}
-	var topo []cephDaemon
-	for _, k := range append(sortedHosts(set), remove...) {
-		needs, kinds, err := restartKinds(ctx, cli, target, who, k, cache)
-		if err != nil {
-			framework.AddUnable(diags, action, "Ceph configuration", id, err)
-			return false
-		}
-		if !needs {
-			continue
-		}
-		if topo == nil {
-			c, err := r.PD.NodeClient(ctx, node)
-			if err == nil {
-				topo, err = cephTopology(ctx, c, node)
-			}
-			if err != nil {
-				framework.AddUnable(diags, action, "Ceph configuration", id, err)
-				return false
-			}
-		}
-		for _, d := range affectedDaemons(topo, who, kinds) {
-			if !containsDaemon(affected, d) {
-				affected = append(affected, d)
-			}
-		}
-	}
-	starts, err := daemonStarts(ctx, ex, affected)
+	// When the affected units started, to tell later whether they restarted.
+	starts, err := daemonStarts(ctx, r.PD.NodeExec, affected)
 	if err != nil {
 		framework.AddUnable(diags, action, "Ceph configuration", id, err)
 		return false
@@ -534,24 +479,107 @@ func (r *configResource) apply(ctx context.Context, plan, prior *configModel, p 
 	if len(affected) > 0 {
 		tflog.Info(ctx, "Ceph daemons must restart to use the change", map[string]any{"daemons": daemonNames(affected)})
 	}
-	if plan.Apply.ValueString() != applyRolling || len(p) == 0 {
-		if plan.Apply.ValueString() != applyRolling {
-			r.warnPending(ctx, plan, p.names(), diags)
-		}
+	if plan.Apply.ValueString() != applyRolling {
+		r.warnPending(ctx, plan, p.names(), diags)
 		return true
 	}
+	if len(p) > 0 {
+		r.rollingRestart(ctx, plan, p, diags, action)
+	}
+	return true
+}
+
+// changes are the keys to set (those Ceph does not hold with plan's
+// value) and to remove (prior's keys that plan drops and Ceph holds).
+func (r *configResource) changes(ctx context.Context, plan, prior *configModel, diags *diag.Diagnostics, action string) (map[string]string, []string, bool) {
+	want, d := plan.settings(ctx)
+	diags.Append(d...)
+	old := map[string]string{}
+	if prior != nil {
+		old, d = prior.settings(ctx)
+		diags.Append(d...)
+	}
+	if diags.HasError() {
+		return nil, nil, false
+	}
+	cur, err := r.current(ctx, plan)
+	if err != nil {
+		framework.AddUnable(diags, action, "Ceph configuration", plan.id(), err)
+		return nil, nil, false
+	}
+	set := map[string]string{}
+	for k, v := range want {
+		if c, ok := cur[k]; !ok || !same(plan.Target.ValueString(), v, c) {
+			set[k] = v
+		}
+	}
+	var remove []string
+	for k := range old {
+		if _, keep := want[k]; !keep {
+			if _, ok := cur[k]; ok {
+				remove = append(remove, k)
+			}
+		}
+	}
+	sort.Strings(remove)
+	return set, remove, true
+}
+
+// daemonsToRestart are the daemons that must restart to use the change
+// of the keys set and removed.
+func (r *configResource) daemonsToRestart(ctx context.Context, plan *configModel, set map[string]string, remove []string,
+	diags *diag.Diagnostics, action string,
+) ([]cephDaemon, bool) {
+	id := plan.id()
+	node, who, target := plan.Node.ValueString(), plan.Who.ValueString(), plan.Target.ValueString()
+	cli := cephCLI{ex: r.PD.NodeExec, node: node}
+	var affected []cephDaemon
+	cache := map[string]*optionInfo{}
+	var topo []cephDaemon
+	for _, k := range append(sortedHosts(set), remove...) {
+		needs, kinds, err := restartKinds(ctx, cli, target, who, k, cache)
+		if err != nil {
+			framework.AddUnable(diags, action, "Ceph configuration", id, err)
+			return nil, false
+		}
+		if !needs {
+			continue
+		}
+		if topo == nil {
+			c := r.NodeClient(ctx, node, diags)
+			if c == nil {
+				return nil, false
+			}
+			if topo, err = cephTopology(ctx, c, node); err != nil {
+				framework.AddUnable(diags, action, "Ceph configuration", id, err)
+				return nil, false
+			}
+		}
+		for _, d := range affectedDaemons(topo, who, kinds) {
+			if !containsDaemon(affected, d) {
+				affected = append(affected, d)
+			}
+		}
+	}
+	return affected, true
+}
+
+// rollingRestart restarts the daemons of p that have not restarted since
+// the change, one at a time, and drops those that did from p.
+func (r *configResource) rollingRestart(ctx context.Context, plan *configModel, p pending, diags *diag.Diagnostics, action string) {
+	id, node := plan.id(), plan.Node.ValueString()
 	left, err := r.refresh(ctx, node, p)
 	if err != nil {
 		framework.AddUnable(diags, action, "Ceph configuration", id, err)
-		return true
+		return
 	}
 	if len(left) == 0 {
-		return true
+		return
 	}
 	unlock := r.PD.NodeLocks.Lock(rollingRestartLock)
 	tflog.Info(ctx, "Ceph rolling restart: starting", map[string]any{"daemons": daemonNames(left)})
 	restartStart := time.Now()
-	steps, rerr := rollingRestartReport(ctx, ex, node, left, plan.WaitForActiveClean.ValueBool())
+	steps, rerr := rollingRestartReport(ctx, r.PD.NodeExec, node, left, plan.WaitForActiveClean.ValueBool())
 	unlock()
 	addRestartReport(diags, id, steps, time.Since(restartStart), rerr)
 	// Whatever restarted is no longer pending, whether or not all did.
@@ -562,10 +590,9 @@ func (r *configResource) apply(ctx context.Context, plan, prior *configModel, p 
 		framework.AddUnable(diags, action, "Ceph configuration", id, fmt.Errorf(
 			"the settings are applied, but the rolling restart stopped (still to restart: %s; the next apply continues): %w",
 			strings.Join(p.names(), ", "), rerr))
-		return true
+		return
 	}
 	tflog.Info(ctx, "Ceph rolling restart: done")
-	return true
 }
 
 func containsDaemon(ds []cephDaemon, d cephDaemon) bool {
@@ -647,7 +674,7 @@ func (r *configResource) finish(ctx context.Context, m, prior *configModel, p pe
 func (r *configResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan configModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, configTypeName) {
 		return
 	}
@@ -669,7 +696,7 @@ func (r *configResource) Update(ctx context.Context, req resource.UpdateRequest,
 	var plan, state configModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, configTypeName) {
 		return
 	}
@@ -691,7 +718,7 @@ func (r *configResource) Update(ctx context.Context, req resource.UpdateRequest,
 func (r *configResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state configModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, configTypeName) {
 		return
 	}
@@ -732,7 +759,7 @@ func (r *configResource) Read(ctx context.Context, req resource.ReadRequest, res
 func (r *configResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state configModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, configTypeName) {
 		return
 	}

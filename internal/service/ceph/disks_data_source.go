@@ -59,7 +59,7 @@ func (d *nodeDisksDataSource) Schema(_ context.Context, _ datasource.SchemaReque
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The disks of a node (`GET /nodes/{node}/disks/list`, GUI: Node > Disks) with advice on which may become a Ceph OSD.",
 		Attributes: map[string]schema.Attribute{
-			"node": schema.StringAttribute{Required: true, MarkdownDescription: "The node, such as `z2g4a`."},
+			"node": framework.DataSourceNodeAttribute("The node, such as `z2g4a`.", true),
 			"min_osd_size_gb": schema.Float64Attribute{
 				Optional: true,
 				MarkdownDescription: fmt.Sprintf("Smallest disk (in GB, 10^9 bytes) called suitable for an OSD. Default %d: Ceph weighs OSDs by size and stops "+
@@ -110,9 +110,6 @@ func strOrNull(s string) types.String {
 }
 
 func (d *nodeDisksDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
-		return
-	}
 	var m nodeDisksModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -123,9 +120,8 @@ func (d *nodeDisksDataSource) Read(ctx context.Context, req datasource.ReadReque
 	if !m.MinOSDSizeGB.IsNull() {
 		minGB = m.MinOSDSizeGB.ValueFloat64()
 	}
-	c, err := d.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Read", "node disks", node, err)
+	c := d.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	disks, err := framework.CachedDisks(ctx, d.PD, c, node)

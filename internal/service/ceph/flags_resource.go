@@ -126,10 +126,10 @@ func (r *flagsResource) store(ctx context.Context, state *tfsdk.State, managed m
 // apply sends the changes in one PUT (a cephsetflags task) and stores
 // what PVE reports afterwards.
 func (r *flagsResource) apply(ctx context.Context, action string, changes map[string]bool, managed map[string]types.Bool, state *tfsdk.State, diags *diagList) {
-	if !framework.RequireConfigured(r.PD, diags) {
+	c := r.Client(diags)
+	if c == nil {
 		return
 	}
-	c := r.PD.Client
 	if len(changes) > 0 {
 		tflog.Info(ctx, "setting Ceph OSD flags", map[string]any{"flags": fmt.Sprint(changes)})
 		// Flags set or cleared absolutely: sent again on a lost answer.
@@ -199,7 +199,8 @@ func (r *flagsResource) Update(ctx context.Context, req resource.UpdateRequest, 
 }
 
 func (r *flagsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	prior, diags := getFlags(ctx, req.State)
@@ -209,7 +210,7 @@ func (r *flagsResource) Read(ctx context.Context, req resource.ReadRequest, resp
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	actual, err := r.PD.Client.CephFlags(ctx)
+	actual, err := c.CephFlags(ctx)
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Read", "Ceph flags", "", err)
 		return
@@ -240,10 +241,13 @@ func (r *flagsResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 			changes[f.name] = false
 		}
 	}
-	if len(changes) == 0 || !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if len(changes) == 0 {
 		return
 	}
-	c := r.PD.Client
+	c := r.Client(&resp.Diagnostics)
+	if c == nil {
+		return
+	}
 	tflog.Info(ctx, "clearing the Ceph OSD flags the resource set", map[string]any{"flags": fmt.Sprint(changes)})
 	upid, err := c.SetCephFlags(pve.Idempotent(ctx), changes)
 	if _, err = c.Await(ctx, upid, err); err != nil {

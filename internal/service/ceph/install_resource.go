@@ -224,7 +224,7 @@ func majorOf(pkgVersion string) (int, bool) {
 // wanted release already, then records what is installed.
 func (r *installResource) ensure(ctx context.Context, m *installModel, prior *installModel, action string, diags *diag.Diagnostics) {
 	node := m.Node.ValueString()
-	if !framework.RequireConfigured(r.PD, diags) || !framework.RequireNodeExec(r.PD, diags, installTypeName) {
+	if r.Client(diags) == nil || !framework.RequireNodeExec(r.PD, diags, installTypeName) {
 		return
 	}
 	ex := r.PD.NodeExec
@@ -346,7 +346,7 @@ func (r *installResource) Update(ctx context.Context, req resource.UpdateRequest
 func (r *installResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state installModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || !framework.RequireConfigured(r.PD, &resp.Diagnostics) ||
+	if resp.Diagnostics.HasError() || r.Client(&resp.Diagnostics) == nil ||
 		!framework.RequireNodeExec(r.PD, &resp.Diagnostics, installTypeName) {
 		return
 	}

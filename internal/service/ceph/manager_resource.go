@@ -90,9 +90,6 @@ func managerFind(mgrs []pve.CephMgr, id string) *pve.CephMgr {
 }
 
 func (r *managerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var plan managerModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -103,9 +100,8 @@ func (r *managerResource) Create(ctx context.Context, req resource.CreateRequest
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	node := plan.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph manager", node, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	// The monitor lock orders this after a monitor creation in flight,
@@ -186,7 +182,7 @@ func (r *managerResource) read(ctx context.Context, node, id string, to timeouts
 }
 
 func (r *managerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior managerModel
@@ -216,9 +212,6 @@ func (r *managerResource) Update(ctx context.Context, req resource.UpdateRequest
 }
 
 func (r *managerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var state managerModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -229,9 +222,8 @@ func (r *managerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	id, node := state.ID.ValueString(), state.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "Ceph manager", id, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	// Serialised with other manager removals so that "the last one" is
@@ -272,7 +264,7 @@ func (r *managerResource) Delete(ctx context.Context, req resource.DeleteRequest
 }
 
 func (r *managerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	id := strings.TrimSpace(req.ID)

@@ -128,7 +128,7 @@ func (r *monitorResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	if why := r.unsafeRemoval(ctx, &state); why != "" {
-		resp.Diagnostics.AddError("Refusing to destroy Ceph monitor "+state.ID.ValueString(), why)
+		framework.RefuseDestroy(&resp.Diagnostics, "", "Ceph monitor "+state.ID.ValueString(), why)
 	}
 }
 
@@ -196,9 +196,6 @@ func monitorLastAdvice(id string) string {
 }
 
 func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var plan monitorModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -216,9 +213,8 @@ func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph monitor", node, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	unlock := r.PD.NodeLocks.Lock(monitorLockKey)
@@ -233,7 +229,7 @@ func (r *monitorResource) Create(ctx context.Context, req resource.CreateRequest
 	// task that failed on it did nothing and is started again.
 	// A lost answer is followed through its task (mon.<node>), or sent
 	// again when there is none.
-	_, err = c.AwaitVMTask(ctx, func() (string, error) {
+	_, err := c.AwaitVMTask(ctx, func() (string, error) {
 		return c.StartTask(ctx, node, "cephcreatemon", "mon."+node, func() (string, error) { return c.CreateCephMon(ctx, node, "", addrs...) })
 	})
 	r.PD.Reads.Invalidate(monitorReadsKey)
@@ -295,7 +291,7 @@ func (r *monitorResource) read(ctx context.Context, node, id string, to timeouts
 }
 
 func (r *monitorResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var prior monitorModel
@@ -332,9 +328,6 @@ func (r *monitorResource) Update(ctx context.Context, req resource.UpdateRequest
 }
 
 func (r *monitorResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
-		return
-	}
 	var state monitorModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -345,9 +338,8 @@ func (r *monitorResource) Delete(ctx context.Context, req resource.DeleteRequest
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	id, node := state.ID.ValueString(), state.Node.ValueString()
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "Ceph monitor", id, err)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	unlock := r.PD.NodeLocks.Lock(monitorLockKey)
@@ -366,7 +358,7 @@ func (r *monitorResource) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	if why := r.unsafeRemoval(ctx, &state); why != "" {
-		resp.Diagnostics.AddError("Unable to Delete Ceph monitor "+id, why)
+		framework.RefuseDestroy(&resp.Diagnostics, "", "Ceph monitor "+id, why)
 		return
 	}
 	tflog.Info(ctx, "destroying Ceph monitor", map[string]any{"id": id, "node": node})
@@ -385,7 +377,7 @@ func (r *monitorResource) Delete(ctx context.Context, req resource.DeleteRequest
 }
 
 func (r *monitorResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	id := strings.TrimSpace(req.ID)

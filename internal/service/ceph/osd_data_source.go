@@ -91,7 +91,7 @@ func (d *osdsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 }
 
 func (d *osdsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
+	if d.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var m osdsModel
@@ -117,9 +117,8 @@ func (d *osdsDataSource) Read(ctx context.Context, req datasource.ReadRequest, r
 			return
 		}
 	}
-	c, err := d.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Read", "Ceph OSDs", "", err)
+	c := d.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	tree, err := c.CephOSDTree(ctx, node)

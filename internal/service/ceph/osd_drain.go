@@ -379,17 +379,13 @@ func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Clie
 }
 
 // destroyOSD is Delete: identity checks, drain (unless force), stop, destroy.
-func destroyOSD(ctx context.Context, pd *framework.ProviderData, st *osdModel, deadline time.Duration, diags *diag.Diagnostics) {
-	node, dev := st.Node.ValueString(), st.Device.ValueString()
-	ids := st.ids(ctx)
-	id := st.ID.ValueString()
-	force := st.Force.ValueBool()
-	c, err := pd.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(diags, "Delete", "Ceph OSD", id, err)
+func (r *osdResource) destroyOSD(ctx context.Context, st *osdModel, deadline time.Duration, diags *diag.Diagnostics) {
+	node, id, force := st.Node.ValueString(), st.ID.ValueString(), st.Force.ValueBool()
+	c := r.NodeClient(ctx, node, diags)
+	if c == nil {
 		return
 	}
-	unlock := pd.NodeLocks.Lock(osdDestroyLock)
+	unlock := r.PD.NodeLocks.Lock(osdDestroyLock)
 	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
@@ -402,51 +398,10 @@ func destroyOSD(ctx context.Context, pd *framework.ProviderData, st *osdModel, d
 		framework.AddUnable(diags, "Delete", "Ceph OSD", id, err)
 		return
 	}
-	var live []int64
-	for _, x := range ids {
-		o := tree.OSD(x)
-		if o == nil {
-			continue
-		}
-		if o.Host != node {
-			diags.AddError("Unable to Delete Ceph OSD "+id,
-				fmt.Sprintf("Refusing to destroy %s: Ceph places it on host %s, but this resource manages an OSD on %s. Refresh and check the configuration; nothing was changed.", o.Name, o.Host, node))
-			return
-		}
-		live = append(live, x)
-	}
-	if len(live) == 0 {
-		tflog.Info(ctx, "the OSD is gone already", map[string]any{"osds": osdNames(ids)})
+	live, ok := liveOSDs(ctx, tree, st, diags)
+	if !ok || !verifyOSDIdentity(ctx, c, st, live[0], diags) {
 		return
 	}
-	// Identity: the disk and the fsid must still be the ones in state.
-	disks, err := c.Disks(ctx, node, false)
-	if err != nil {
-		framework.AddUnable(diags, "Delete", "Ceph OSD", id, fmt.Errorf("list the disks of %s to verify the OSD's device: %w", node, err))
-		return
-	}
-	d := diskWithOSD(disks, live[0])
-	switch {
-	case d == nil && !force:
-		diags.AddError("Unable to Delete Ceph OSD "+id,
-			fmt.Sprintf("Refusing to destroy %s: PVE lists no disk of %s that holds it (disks: %s), so its device (%s in state) cannot be verified. "+
-				"If its disk failed or was pulled, set force = true to remove it; nothing was changed.", osdName(live[0]), node, devPaths(disks), dev))
-		return
-	case d != nil && d.DevPath != dev:
-		diags.AddError("Unable to Delete Ceph OSD "+id,
-			fmt.Sprintf("Refusing to destroy %s: PVE reports it on %s, but the state records %s. A device mismatch is never resolved by destroying an OSD: "+
-				"refresh (terraform apply -refresh-only) and check which disk is which; nothing was changed.", osdName(live[0]), d.DevPath, dev))
-		return
-	}
-	if uuid := st.UUID.ValueString(); uuid != "" && d != nil {
-		if v, err := c.CephOSDLVInfo(ctx, node, live[0], "block"); err == nil && v.OSDFSID() != "" && v.OSDFSID() != uuid {
-			diags.AddError("Unable to Delete Ceph OSD "+id,
-				fmt.Sprintf("Refusing to destroy %s: its fsid is %s, but this resource created the OSD with fsid %s, so it is another OSD that got the same id. "+
-					"Remove the resource from state (terraform state rm) if the old OSD is gone; nothing was changed.", osdName(live[0]), v.OSDFSID(), uuid))
-			return
-		}
-	}
-
 	pgs, used := drainLoad(tree, live)
 	drainStart := time.Now()
 	if force {
@@ -457,8 +412,8 @@ func destroyOSD(ctx context.Context, pd *framework.ProviderData, st *osdModel, d
 		return
 	}
 	drained := time.Since(drainStart)
-	invalidateOSDReads(pd, node)
-	if err := stopAndDestroy(ctx, pd, c, node, live); err != nil {
+	invalidateOSDReads(r.PD, node)
+	if err := stopAndDestroy(ctx, r.PD, c, node, live); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("timed out after %s: %w", deadline, err)
 		}
@@ -468,4 +423,61 @@ func destroyOSD(ctx context.Context, pd *framework.ProviderData, st *osdModel, d
 	if !force {
 		addDrainReport(diags, node, live, pgs, used, drained, time.Since(drainStart))
 	}
+}
+
+// liveOSDs are st's OSDs that the tree still lists; ok is false when none
+// is left (nothing to destroy) or one is on another host than st's node
+// (refused).
+func liveOSDs(ctx context.Context, tree *pve.CephOSDTree, st *osdModel, diags *diag.Diagnostics) (live []int64, ok bool) {
+	node, ids := st.Node.ValueString(), st.ids(ctx)
+	for _, x := range ids {
+		o := tree.OSD(x)
+		if o == nil {
+			continue
+		}
+		if o.Host != node {
+			framework.RefuseDestroy(diags, "", "Ceph OSD "+st.ID.ValueString(),
+				fmt.Sprintf("Ceph places %s on host %s, but this resource manages an OSD on %s. Refresh and check the configuration; nothing was changed.", o.Name, o.Host, node))
+			return nil, false
+		}
+		live = append(live, x)
+	}
+	if len(live) == 0 {
+		tflog.Info(ctx, "the OSD is gone already", map[string]any{"osds": osdNames(ids)})
+		return nil, false
+	}
+	return live, true
+}
+
+// verifyOSDIdentity refuses the destroy unless the disk and the fsid of
+// OSD first are still the ones in state (a missing disk passes with force).
+func verifyOSDIdentity(ctx context.Context, c *pve.Client, st *osdModel, first int64, diags *diag.Diagnostics) bool {
+	node, dev, id := st.Node.ValueString(), st.Device.ValueString(), st.ID.ValueString()
+	disks, err := c.Disks(ctx, node, false)
+	if err != nil {
+		framework.AddUnable(diags, "Delete", "Ceph OSD", id, fmt.Errorf("list the disks of %s to verify the OSD's device: %w", node, err))
+		return false
+	}
+	d := diskWithOSD(disks, first)
+	switch {
+	case d == nil && !st.Force.ValueBool():
+		framework.RefuseDestroy(diags, "", "Ceph OSD "+id,
+			fmt.Sprintf("PVE lists no disk of %s that holds %s (disks: %s), so its device (%s in state) cannot be verified. "+
+				"If its disk failed or was pulled, set force = true to remove it; nothing was changed.", node, osdName(first), devPaths(disks), dev))
+		return false
+	case d != nil && d.DevPath != dev:
+		framework.RefuseDestroy(diags, "", "Ceph OSD "+id,
+			fmt.Sprintf("PVE reports %s on %s, but the state records %s. A device mismatch is never resolved by destroying an OSD: "+
+				"refresh (terraform apply -refresh-only) and check which disk is which; nothing was changed.", osdName(first), d.DevPath, dev))
+		return false
+	}
+	if uuid := st.UUID.ValueString(); uuid != "" && d != nil {
+		if v, err := c.CephOSDLVInfo(ctx, node, first, "block"); err == nil && v.OSDFSID() != "" && v.OSDFSID() != uuid {
+			framework.RefuseDestroy(diags, "", "Ceph OSD "+id,
+				fmt.Sprintf("The fsid of %s is %s, but this resource created the OSD with fsid %s, so it is another OSD that got the same id. "+
+					"Remove the resource from state (terraform state rm) if the old OSD is gone; nothing was changed.", osdName(first), v.OSDFSID(), uuid))
+			return false
+		}
+	}
+	return true
 }

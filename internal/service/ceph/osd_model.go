@@ -192,31 +192,69 @@ func readTree(ctx context.Context, pd *framework.ProviderData, c *pve.Client, no
 // (or the OSD with its id is not the one this resource created). Problems
 // that only stop parts of the read (the node is down, the disk is gone) are
 // warnings that keep the recorded values.
-func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCache bool, diags *diag.Diagnostics) (found bool) {
+func (r *osdResource) readOSD(ctx context.Context, m *osdModel, useCache bool, diags *diag.Diagnostics) (found bool) {
+	node := m.Node.ValueString()
+	present, c, found := r.readPresentOSDs(ctx, m, useCache, diags)
+	if !found {
+		return false
+	}
+	primary := present[0]
+	host := primary.Host
+	if host != "" && host != node {
+		tflog.Warn(ctx, "PVE reports the OSD on another host", map[string]any{"osd": primary.Name, "state_node": node, "host": host})
+		m.Node = types.StringValue(host)
+		if c = r.NodeClient(ctx, host, diags); c == nil {
+			return false
+		}
+	}
+	storeOSDStatus(m, present)
+	if !r.readOSDDisk(ctx, c, m, primary, host, useCache, diags) {
+		return false
+	}
+	// The resource's OSD is the lowest id on the disk (osd_id).
+	r.readOSDMetadata(ctx, c, m, primary, host, useCache, diags)
+	if m.UUID.IsNull() || m.UUID.IsUnknown() || m.UUID.ValueString() == "" {
+		// lv-info runs ceph-volume on the node: once, not on every refresh.
+		if v, err := c.CephOSDLVInfo(ctx, host, m.OSDID.ValueInt64(), "block"); err == nil && v.OSDFSID() != "" {
+			m.UUID = types.StringValue(v.OSDFSID())
+		} else {
+			if err != nil {
+				tflog.Warn(ctx, "cannot read the OSD's fsid", map[string]any{"osd": primary.Name, "error": err.Error()})
+			}
+			m.UUID = types.StringNull()
+		}
+	}
+	return true
+}
+
+// readPresentOSDs reads the OSD tree and returns those of m's OSDs it
+// still lists, with the client of m's node. found is false when none is
+// (or Ceph is gone).
+func (r *osdResource) readPresentOSDs(ctx context.Context, m *osdModel, useCache bool, diags *diag.Diagnostics) ([]*pve.CephOSD, *pve.Client, bool) {
 	node := m.Node.ValueString()
 	ids := m.ids(ctx)
 	if len(ids) == 0 {
 		diags.AddError("Unable to Read Ceph OSD", "The state records no OSD id (provider bug).")
-		return false
+		return nil, nil, false
 	}
-	c, err := pd.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(diags, "Read", "Ceph OSD", m.ID.ValueString(), err)
-		return false
+	c := r.NodeClient(ctx, node, diags)
+	if c == nil {
+		return nil, nil, false
 	}
 	var tree *pve.CephOSDTree
+	var err error
 	if useCache {
-		tree, err = cachedTree(ctx, pd, c, node)
+		tree, err = cachedTree(ctx, r.PD, c, node)
 	} else {
-		tree, err = readTree(ctx, pd, c, node)
+		tree, err = readTree(ctx, r.PD, c, node)
 	}
 	if cephNotInitialized(err) {
 		tflog.Warn(ctx, "Ceph is not initialised any more; the OSD is gone", map[string]any{"node": node, "osds": osdNames(ids)})
-		return false
+		return nil, nil, false
 	}
 	if err != nil {
 		framework.AddUnable(diags, "Read", "Ceph OSD", m.ID.ValueString(), err)
-		return false
+		return nil, nil, false
 	}
 	var present []*pve.CephOSD
 	for _, id := range ids {
@@ -226,18 +264,15 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 	}
 	if len(present) == 0 {
 		tflog.Warn(ctx, "OSD no longer exists; removing it from state", map[string]any{"node": node, "osds": osdNames(ids)})
-		return false
+		return nil, nil, false
 	}
+	return present, c, true
+}
+
+// storeOSDStatus sets what the OSD tree tells about present (the first
+// being the resource's OSD): up, in, device class and id.
+func storeOSDStatus(m *osdModel, present []*pve.CephOSD) {
 	primary := present[0]
-	host := primary.Host
-	if host != "" && host != node {
-		tflog.Warn(ctx, "PVE reports the OSD on another host", map[string]any{"osd": primary.Name, "state_node": node, "host": host})
-		m.Node = types.StringValue(host)
-		if c, err = pd.NodeClient(ctx, host); err != nil {
-			framework.AddUnable(diags, "Read", "Ceph OSD", m.ID.ValueString(), err)
-			return false
-		}
-	}
 	up, in := true, true
 	for _, o := range present {
 		up = up && o.Up()
@@ -249,74 +284,77 @@ func readOSD(ctx context.Context, pd *framework.ProviderData, m *osdModel, useCa
 	}
 	m.OSDID = types.Int64Value(primary.ID)
 	m.ID = types.StringValue(fmt.Sprintf("%s/%d", m.Node.ValueString(), primary.ID))
+}
 
+// readOSDDisk sets what PVE's disk list tells about the disk holding
+// primary; an unreadable list or a missing disk is a warning. It returns
+// false when the disk's OSD with primary's id is another OSD (its fsid
+// differs from m's).
+func (r *osdResource) readOSDDisk(ctx context.Context, c *pve.Client, m *osdModel, primary *pve.CephOSD, host string, useCache bool, diags *diag.Diagnostics) bool {
 	var disks []pve.Disk
+	var err error
 	if useCache {
-		disks, err = cachedDisks(ctx, pd, c, host)
+		disks, err = cachedDisks(ctx, r.PD, c, host)
 	} else {
 		disks, err = c.Disks(ctx, host, false)
 	}
 	if err != nil {
 		diags.AddWarning("Cannot read the disks of node "+host,
 			fmt.Sprintf("PVE could not list the disks of %s (%v), so the device of %s is not verified; the recorded values are kept.", host, err, primary.Name))
-	} else if d := diskWithOSD(disks, primary.ID); d == nil {
+		return true
+	}
+	d := diskWithOSD(disks, primary.ID)
+	if d == nil {
 		diags.AddWarning(fmt.Sprintf("No disk of %s holds %s", host, primary.Name),
 			fmt.Sprintf("Ceph knows %s on %s, but PVE lists no disk with its data (%s). The disk may have failed or been pulled; the recorded device %s is kept.",
 				primary.Name, host, devPaths(disks), m.Device.ValueString()))
-	} else {
-		if !m.Device.IsNull() && !m.Device.IsUnknown() && m.Device.ValueString() != d.DevPath && !m.UUID.IsNull() && m.UUID.ValueString() != "" {
-			// Renamed disk, or another OSD that got the same id? The fsid tells.
-			lowest := primary.ID
-			for _, x := range d.OSDIDs {
-				lowest = min(lowest, x)
-			}
-			if v, err := c.CephOSDLVInfo(ctx, host, lowest, "block"); err == nil && v.OSDFSID() != "" && v.OSDFSID() != m.UUID.ValueString() {
-				tflog.Warn(ctx, "the OSD id belongs to another OSD now; removing the old one from state",
-					map[string]any{"osd": primary.Name, "fsid": m.UUID.ValueString(), "now": v.OSDFSID(), "device": d.DevPath})
-				return false
-			}
-		}
-		m.Device = types.StringValue(d.DevPath)
-		osdIDs := append([]int64(nil), d.OSDIDs...)
-		if len(osdIDs) == 0 {
-			osdIDs = []int64{primary.ID}
-		}
-		sort.Slice(osdIDs, func(i, j int) bool { return osdIDs[i] < osdIDs[j] })
-		l, dd := types.ListValueFrom(ctx, types.Int64Type, osdIDs)
-		diags.Append(dd...)
-		m.OSDIDs = l
-		m.OSDID = types.Int64Value(osdIDs[0])
-		m.ID = types.StringValue(fmt.Sprintf("%s/%d", host, osdIDs[0]))
-		m.OSDsPerDevice = types.Int64Value(int64(len(osdIDs)))
-		m.Encrypted = types.BoolValue(d.OSDEncrypted)
+		return true
 	}
-	// The resource's OSD is the lowest id on the disk (osd_id).
-	first := m.OSDID.ValueInt64()
-	if md, err := osdMetadata(ctx, pd, c, host, first, useCache); err != nil {
+	if !m.Device.IsNull() && !m.Device.IsUnknown() && m.Device.ValueString() != d.DevPath && !m.UUID.IsNull() && m.UUID.ValueString() != "" {
+		// Renamed disk, or another OSD that got the same id? The fsid tells.
+		lowest := primary.ID
+		for _, x := range d.OSDIDs {
+			lowest = min(lowest, x)
+		}
+		if v, err := c.CephOSDLVInfo(ctx, host, lowest, "block"); err == nil && v.OSDFSID() != "" && v.OSDFSID() != m.UUID.ValueString() {
+			tflog.Warn(ctx, "the OSD id belongs to another OSD now; removing the old one from state",
+				map[string]any{"osd": primary.Name, "fsid": m.UUID.ValueString(), "now": v.OSDFSID(), "device": d.DevPath})
+			return false
+		}
+	}
+	m.Device = types.StringValue(d.DevPath)
+	osdIDs := append([]int64(nil), d.OSDIDs...)
+	if len(osdIDs) == 0 {
+		osdIDs = []int64{primary.ID}
+	}
+	sort.Slice(osdIDs, func(i, j int) bool { return osdIDs[i] < osdIDs[j] })
+	l, dd := types.ListValueFrom(ctx, types.Int64Type, osdIDs)
+	diags.Append(dd...)
+	m.OSDIDs = l
+	m.OSDID = types.Int64Value(osdIDs[0])
+	m.ID = types.StringValue(fmt.Sprintf("%s/%d", host, osdIDs[0]))
+	m.OSDsPerDevice = types.Int64Value(int64(len(osdIDs)))
+	m.Encrypted = types.BoolValue(d.OSDEncrypted)
+	return true
+}
+
+// readOSDMetadata sets block.db and block.wal from the OSD's metadata; an
+// unreadable one is a warning that keeps the recorded values.
+func (r *osdResource) readOSDMetadata(ctx context.Context, c *pve.Client, m *osdModel, primary *pve.CephOSD, host string, useCache bool, diags *diag.Diagnostics) {
+	md, err := osdMetadata(ctx, r.PD, c, host, m.OSDID.ValueInt64(), useCache)
+	if err != nil {
 		diags.AddWarning("Cannot read the metadata of "+primary.Name,
 			fmt.Sprintf("PVE could not read the metadata of %s on %s (%v); block.db and block.wal are not verified.", primary.Name, host, err))
-	} else {
-		dbDev, dbSize, walDev, walSize := m.DBDevice, m.DBSize, m.WALDevice, m.WALSize
-		m.DBDevice, m.DBSize, m.WALDevice, m.WALSize = types.StringNull(), types.Float64Null(), types.StringNull(), types.Float64Null()
-		if db := md.Device("db"); db != nil {
-			m.DBDevice = physicalPath(db.PhysicalDevice, dbDev)
-			m.DBSize = sizeGiB(db.Size, dbSize)
-		}
-		if wal := md.Device("wal"); wal != nil {
-			m.WALDevice = physicalPath(wal.PhysicalDevice, walDev)
-			m.WALSize = sizeGiB(wal.Size, walSize)
-		}
+		return
 	}
-	if m.UUID.IsNull() || m.UUID.IsUnknown() || m.UUID.ValueString() == "" {
-		// lv-info runs ceph-volume on the node: once, not on every refresh.
-		if v, err := c.CephOSDLVInfo(ctx, host, first, "block"); err == nil && v.OSDFSID() != "" {
-			m.UUID = types.StringValue(v.OSDFSID())
-		} else {
-			if err != nil {
-				tflog.Warn(ctx, "cannot read the OSD's fsid", map[string]any{"osd": primary.Name, "error": err.Error()})
-			}
-			m.UUID = types.StringNull()
-		}
+	dbDev, dbSize, walDev, walSize := m.DBDevice, m.DBSize, m.WALDevice, m.WALSize
+	m.DBDevice, m.DBSize, m.WALDevice, m.WALSize = types.StringNull(), types.Float64Null(), types.StringNull(), types.Float64Null()
+	if db := md.Device("db"); db != nil {
+		m.DBDevice = physicalPath(db.PhysicalDevice, dbDev)
+		m.DBSize = sizeGiB(db.Size, dbSize)
 	}
-	return true
+	if wal := md.Device("wal"); wal != nil {
+		m.WALDevice = physicalPath(wal.PhysicalDevice, walDev)
+		m.WALSize = sizeGiB(wal.Size, walSize)
+	}
 }

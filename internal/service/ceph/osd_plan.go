@@ -154,7 +154,7 @@ func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node stri
 	}
 	sort.Slice(removed, func(i, j int) bool { return removed[i] < removed[j] })
 	if len(labels) == 1 {
-		diags.AddError("Unable to Destroy Ceph OSD "+osdNames(removed),
+		framework.RefuseDestroy(diags, "", "Ceph OSD "+osdNames(removed),
 			fmt.Sprintf("This plan destroys %s.\n\n%s\n\nIts drain would refuse at apply, after the plan's other changes were applied, "+
 				"so the provider refuses the plan and nothing is changed. Add an OSD on another host first (or keep this one), or lower "+
 				"the pool's size (the pool's size attribute, or `ceph osd pool set <pool> size <n>` for a pool Terraform does not "+
@@ -162,7 +162,7 @@ func judgeOSDDestroys(ctx context.Context, pd *framework.ProviderData, node stri
 				labels[0], strings.Join(reasons, "\n")))
 		return
 	}
-	diags.AddError("Unable to Destroy Ceph OSDs "+osdNames(removed),
+	framework.RefuseDestroy(diags, "", "Ceph OSDs "+osdNames(removed),
 		fmt.Sprintf("This plan destroys %d OSD resources together: %s.\n\n%s\n\nApplied one after another, the first would be drained "+
 			"and destroyed and a later one refused when its drain finds too few hosts left, so the provider refuses the whole plan "+
 			"and nothing is changed. Destroy fewer OSDs at once (keep at least one OSD in on each host a pool needs), add OSDs on "+

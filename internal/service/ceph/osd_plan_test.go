@@ -84,7 +84,7 @@ func TestAccCephOSD_planRefusesDestroysThatEmptyAHost(t *testing.T) {
 					from = len(e.Sim.Requests())
 				},
 				Config: labWithPool(e, without),
-				ExpectError: errRE(words("Unable to Destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
+				ExpectError: errRE(words("Refusing to destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
 					words(`Pool "ceph" keeps size = 3 copies on distinct hosts`), words("only 2 host(s) have OSDs that are in"),
 					words(a+" would lose its last OSDs"), words("nothing is changed")),
 			},
@@ -129,7 +129,7 @@ func TestAccCephOSD_planRefusesSingleDestroyThatEmptiesAHost(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: labWithPool(e, specs)},
 			func() resource.TestStep {
-				st := refusedStep(labWithPool(e, without), words("Unable to Destroy Ceph OSD osd."), words("This plan destroys pve_ceph_osd "+a+"/"),
+				st := refusedStep(labWithPool(e, without), words("Refusing to destroy Ceph OSD osd."), words("This plan destroys pve_ceph_osd "+a+"/"),
 					words(`Pool "ceph" keeps size = 3 copies on distinct hosts`), words("only 2 host(s) have OSDs that are in"),
 					words(a+" would lose its last OSDs"), words("nothing is changed"))
 				st.PreConfig = func() { from = len(e.Sim.Requests()) }
@@ -156,7 +156,7 @@ func TestAccCephOSD_planCountsPoolsTerraformDoesNotManage(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: osdConfig(e, specs...)},
 			func() resource.TestStep {
-				st := refusedStep(osdConfig(e, without...), words("Unable to Destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
+				st := refusedStep(osdConfig(e, without...), words("Refusing to destroy Ceph OSDs osd."), words("This plan destroys 2 OSD resources together"),
 					words(`Pool "byhand" keeps size = 3 copies on distinct hosts`), words(a+" would lose its last OSDs"),
 					words(`Pool "byhand" counts as PVE lists it now`), words("apply that first"))
 				st.PreConfig = func() { createPool(t, e, "byhand", 32, 1<<30) }

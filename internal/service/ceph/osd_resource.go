@@ -3,6 +3,7 @@ package ceph
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strconv"
@@ -62,100 +63,126 @@ func NewOSDResource() resource.Resource {
 type osdResource struct{ framework.ResourceBase }
 
 func (r *osdResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	keepS := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
-	devPath := stringvalidator.RegexMatches(devPathRE, "must be a device path such as /dev/sdb or /dev/nvme0n1")
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Ceph OSD on a disk of a node (`pveceph osd create`; GUI: Node > Ceph > OSD > Create: OSD). " +
 			"With `osds_per_device` greater than 1 the resource is all OSDs on that disk.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "`<node>/<osd id>` (the lowest id when the disk has several OSDs).",
-				PlanModifiers: keepS,
-			},
-			"node": framework.NodeAttribute("The node the disk is in, such as `z2g4a`. Cannot change (refused at plan).", framework.NodeInPlace),
-			"device": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "The disk for the OSD's data, as PVE lists it (`devpath` of `pve_node_disks`), such as `/dev/sdb`. " +
-					"PVE refuses a disk in use (partitions, LVM, a file system); wipe it first if its content is expendable. Cannot change (refused at plan).",
-				Validators: []validator.String{devPath},
-			},
-			"db_device": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "A faster disk for the OSD's RocksDB (block.db), such as a datacenter NVMe in front of HDDs. PVE adds an LV " +
-					"to it (or a partition on a GPT disk); several OSDs can share it. PVE reports the disk, so give the whole disk. Cannot change (refused at plan).",
-				Validators: []validator.String{devPath},
-			},
-			"db_size": schema.Float64Attribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "Size of block.db in GiB (at least 1). Default: `bluestore_block_db_size` from the Ceph configuration, else 10 % " +
-					"of the OSD disk; PVE reports what it created. Only with `db_device`. Cannot change (refused at plan).",
-				Validators:    []validator.Float64{float64validator.AtLeast(1)},
-				PlanModifiers: []planmodifier.Float64{float64planmodifier.UseStateForUnknown()},
-			},
-			"wal_device": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "A faster disk for the OSD's write-ahead log (block.wal). Only worth it on a disk faster than `db_device`. Cannot change (refused at plan).",
-				Validators:          []validator.String{devPath},
-			},
-			"wal_size": schema.Float64Attribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "Size of block.wal in GiB (at least 0.5). Default: `bluestore_block_wal_size`, else 1 % of the OSD disk. Only with `wal_device`. Cannot change (refused at plan).",
-				Validators:          []validator.Float64{float64validator.AtLeast(0.5)},
-				PlanModifiers:       []planmodifier.Float64{float64planmodifier.UseStateForUnknown()},
-			},
-			"crush_device_class": schema.StringAttribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "CRUSH device class, such as `ssd`, `hdd` or `nvme`. Default: what Ceph detects (`ssd` for SATA SSDs). " +
-					"PVE's API cannot change it later (refused at plan).",
-				Validators:    []validator.String{stringvalidator.RegexMatches(deviceClassRE, "must be a device class name such as ssd")},
-				PlanModifiers: keepS,
-			},
-			"encrypted": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Encrypt the OSD with dm-crypt (LUKS); the key is kept in the monitors' config-key store. Default `false`. Cannot change (refused at plan).",
-			},
-			"osds_per_device": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(1),
-				MarkdownDescription: "How many OSDs to put on the disk (`ceph-volume lvm batch`): more than 1 only for fast NVMe disks. " +
-					"Not with `db_device` or `wal_device`. Default 1. Cannot change (refused at plan).",
-				Validators: []validator.Int64{int64validator.AtLeast(1)},
-			},
-			"force": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "**Dangerous.** Destroy without asking Ceph: the OSD is marked out, stopped and destroyed at once, even when " +
-					"Ceph still needs its data or could never move it. PGs that had a copy on it are degraded until Ceph recovers from the other " +
-					"copies; PGs with no other copy (pool size 1, or other OSDs down) lose data. Only for an OSD whose disk failed or whose data is " +
-					"expendable. Default `false`. Changing it touches nothing in PVE; it must be in state (applied) before the destroy.",
-			},
-			"osd_id": schema.Int64Attribute{
-				Computed: true, MarkdownDescription: "The OSD id (`osd.<id>`); the lowest one when the disk has several.",
-				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
-			},
-			"osd_ids": schema.ListAttribute{
-				ElementType: types.Int64Type, Computed: true,
-				MarkdownDescription: "Every OSD id on the disk (one unless `osds_per_device` is greater than 1).",
-				PlanModifiers:       []planmodifier.List{listplanmodifier.UseStateForUnknown()},
-			},
-			"uuid": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "The OSD's fsid, which ceph-volume puts in the name of its data LV (`osd-block-<fsid>`). Read when the OSD " +
-					"is created or imported (reading it runs ceph-volume on the node) and again only if the disk changes; the destroy checks it, " +
-					"so an OSD that merely got the same id is never destroyed.",
-				PlanModifiers: keepS,
-			},
-			"up": schema.BoolAttribute{
-				Computed: true, MarkdownDescription: "Whether the OSD daemon runs (Ceph's `up`); for several OSDs, all of them.",
-				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
-			},
-			"in": schema.BoolAttribute{
-				Computed: true,
-				MarkdownDescription: "Whether the OSD takes data (Ceph's `in`). A destroy that timed out or was interrupted leaves it `false`; " +
-					"to keep the OSD, mark it in again (`ceph osd in <id>`).",
-				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
-			},
-		},
+		Attributes: osdAttributes(),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Delete: true}),
+		},
+	}
+}
+
+// osdAttributes are the OSD's disks, its settings and what Ceph reports.
+func osdAttributes() map[string]schema.Attribute {
+	attrs := osdDiskAttributes()
+	maps.Copy(attrs, osdCreateAttributes())
+	maps.Copy(attrs, osdReportedAttributes())
+	return attrs
+}
+
+// osdDiskAttributes are the node and the disks the OSD and its block.db
+// and block.wal are on, with their sizes.
+func osdDiskAttributes() map[string]schema.Attribute {
+	devPath := stringvalidator.RegexMatches(devPathRE, "must be a device path such as /dev/sdb or /dev/nvme0n1")
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed: true, MarkdownDescription: "`<node>/<osd id>` (the lowest id when the disk has several OSDs).",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"node": framework.NodeAttribute("The node the disk is in, such as `z2g4a`. Cannot change (refused at plan).", framework.NodeInPlace),
+		"device": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "The disk for the OSD's data, as PVE lists it (`devpath` of `pve_node_disks`), such as `/dev/sdb`. " +
+				"PVE refuses a disk in use (partitions, LVM, a file system); wipe it first if its content is expendable. Cannot change (refused at plan).",
+			Validators: []validator.String{devPath},
+		},
+		"db_device": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "A faster disk for the OSD's RocksDB (block.db), such as a datacenter NVMe in front of HDDs. PVE adds an LV " +
+				"to it (or a partition on a GPT disk); several OSDs can share it. PVE reports the disk, so give the whole disk. Cannot change (refused at plan).",
+			Validators: []validator.String{devPath},
+		},
+		"db_size": schema.Float64Attribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "Size of block.db in GiB (at least 1). Default: `bluestore_block_db_size` from the Ceph configuration, else 10 % " +
+				"of the OSD disk; PVE reports what it created. Only with `db_device`. Cannot change (refused at plan).",
+			Validators:    []validator.Float64{float64validator.AtLeast(1)},
+			PlanModifiers: []planmodifier.Float64{float64planmodifier.UseStateForUnknown()},
+		},
+		"wal_device": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "A faster disk for the OSD's write-ahead log (block.wal). Only worth it on a disk faster than `db_device`. Cannot change (refused at plan).",
+			Validators:          []validator.String{devPath},
+		},
+		"wal_size": schema.Float64Attribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "Size of block.wal in GiB (at least 0.5). Default: `bluestore_block_wal_size`, else 1 % of the OSD disk. Only with `wal_device`. Cannot change (refused at plan).",
+			Validators:          []validator.Float64{float64validator.AtLeast(0.5)},
+			PlanModifiers:       []planmodifier.Float64{float64planmodifier.UseStateForUnknown()},
+		},
+	}
+}
+
+// osdCreateAttributes are the settings fixed when the OSD is created, and
+// force, which only the destroy reads.
+func osdCreateAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"crush_device_class": schema.StringAttribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "CRUSH device class, such as `ssd`, `hdd` or `nvme`. Default: what Ceph detects (`ssd` for SATA SSDs). " +
+				"PVE's API cannot change it later (refused at plan).",
+			Validators:    []validator.String{stringvalidator.RegexMatches(deviceClassRE, "must be a device class name such as ssd")},
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"encrypted": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Encrypt the OSD with dm-crypt (LUKS); the key is kept in the monitors' config-key store. Default `false`. Cannot change (refused at plan).",
+		},
+		"osds_per_device": schema.Int64Attribute{
+			Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+			MarkdownDescription: "How many OSDs to put on the disk (`ceph-volume lvm batch`): more than 1 only for fast NVMe disks. " +
+				"Not with `db_device` or `wal_device`. Default 1. Cannot change (refused at plan).",
+			Validators: []validator.Int64{int64validator.AtLeast(1)},
+		},
+		"force": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "**Dangerous.** Destroy without asking Ceph: the OSD is marked out, stopped and destroyed at once, even when " +
+				"Ceph still needs its data or could never move it. PGs that had a copy on it are degraded until Ceph recovers from the other " +
+				"copies; PGs with no other copy (pool size 1, or other OSDs down) lose data. Only for an OSD whose disk failed or whose data is " +
+				"expendable. Default `false`. Changing it touches nothing in PVE; it must be in state (applied) before the destroy.",
+		},
+	}
+}
+
+// osdReportedAttributes are what Ceph reports about the OSD.
+func osdReportedAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"osd_id": schema.Int64Attribute{
+			Computed: true, MarkdownDescription: "The OSD id (`osd.<id>`); the lowest one when the disk has several.",
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+		},
+		"osd_ids": schema.ListAttribute{
+			ElementType: types.Int64Type, Computed: true,
+			MarkdownDescription: "Every OSD id on the disk (one unless `osds_per_device` is greater than 1).",
+			PlanModifiers:       []planmodifier.List{listplanmodifier.UseStateForUnknown()},
+		},
+		"uuid": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "The OSD's fsid, which ceph-volume puts in the name of its data LV (`osd-block-<fsid>`). Read when the OSD " +
+				"is created or imported (reading it runs ceph-volume on the node) and again only if the disk changes; the destroy checks it, " +
+				"so an OSD that merely got the same id is never destroyed.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"up": schema.BoolAttribute{
+			Computed: true, MarkdownDescription: "Whether the OSD daemon runs (Ceph's `up`); for several OSDs, all of them.",
+			PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+		},
+		"in": schema.BoolAttribute{
+			Computed: true,
+			MarkdownDescription: "Whether the OSD takes data (Ceph's `in`). A destroy that timed out or was interrupted leaves it `false`; " +
+				"to keep the OSD, mark it in again (`ceph osd in <id>`).",
+			PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 		},
 	}
 }
@@ -305,7 +332,7 @@ func show(v attr.Value) string {
 }
 
 func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, "Creating "+osdTypeName) {
+	if r.Client(&resp.Diagnostics) == nil || !requireRoot(r.PD, &resp.Diagnostics, "Creating "+osdTypeName) {
 		return
 	}
 	var plan osdModel
@@ -317,11 +344,9 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	node, dev := plan.Node.ValueString(), plan.Device.ValueString()
-	what := node + " " + dev
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, err)
+	node := plan.Node.ValueString()
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	// PVE's disk actions take a node-wide lock for 10 s only: one OSD
@@ -329,33 +354,74 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	unlock := r.PD.NodeLocks.Lock("disks/" + node)
 	defer unlock()
 
+	if !preflightOSDCreate(ctx, c, &plan, &resp.Diagnostics) {
+		return
+	}
+	upid, taskErr := r.runOSDCreate(ctx, c, &plan)
+	// ceph-volume is the worker's last step (API2/Ceph/OSD.pm createosd),
+	// so a failed task whose disk, free before, now holds an OSD made it.
+	if taskErr != nil && !framework.FailedTask(taskErr) {
+		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", osdWhat(&plan), taskErr)
+		return
+	}
+	ids, found := createdOSDs(ctx, c, &plan, upid, taskErr, &resp.Diagnostics)
+	if !found {
+		return
+	}
+	waitUp(ctx, c, node, ids, &resp.Diagnostics)
+	l, d := types.ListValueFrom(ctx, types.Int64Type, ids)
+	resp.Diagnostics.Append(d...)
+	plan.OSDIDs, plan.OSDID = l, types.Int64Value(ids[0])
+	plan.ID = types.StringValue(fmt.Sprintf("%s/%d", node, ids[0]))
+	plan.UUID = types.StringNull()
+	// Save the OSD before reading it back, so a failed read cannot orphan it
+	// (values only the read-back knows are null until then).
+	resp.Diagnostics.Append(resp.State.Set(ctx, createdBeforeReadBack(plan))...)
+	if !r.readOSD(ctx, &plan, false, &resp.Diagnostics) {
+		if !resp.Diagnostics.HasError() {
+			framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", osdWhat(&plan), fmt.Errorf("the OSD vanished right after it was created"))
+		}
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// osdWhat names a planned OSD in diagnostics: "<node> <device>".
+func osdWhat(plan *osdModel) string {
+	return plan.Node.ValueString() + " " + plan.Device.ValueString()
+}
+
+// preflightOSDCreate refuses a device that PVE does not list, that holds
+// an OSD already or is in use, and warns about poor disks under the OSD.
+func preflightOSDCreate(ctx context.Context, c *pve.Client, plan *osdModel, diags *diag.Diagnostics) bool {
+	node, dev, what := plan.Node.ValueString(), plan.Device.ValueString(), osdWhat(plan)
 	disks, err := c.Disks(ctx, node, false)
 	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, fmt.Errorf("list the disks of %s: %w", node, err))
-		return
+		framework.AddUnable(diags, "Create", "Ceph OSD", what, fmt.Errorf("list the disks of %s: %w", node, err))
+		return false
 	}
 	disk := diskByPath(disks, dev)
 	switch {
 	case disk == nil:
-		resp.Diagnostics.AddAttributeError(path.Root("device"), "Unable to Create Ceph OSD "+what,
+		diags.AddAttributeError(path.Root("device"), "Unable to Create Ceph OSD "+what,
 			fmt.Sprintf("Node %s has no disk %s; PVE lists %s.", node, dev, devPaths(disks)))
-		return
+		return false
 	case len(disk.OSDIDs) > 0 || disk.OSDID >= 0:
 		id := disk.OSDID
 		if len(disk.OSDIDs) > 0 {
 			id = disk.OSDIDs[0]
 		}
-		resp.Diagnostics.AddAttributeError(path.Root("device"), "Unable to Create Ceph OSD "+what,
+		diags.AddAttributeError(path.Root("device"), "Unable to Create Ceph OSD "+what,
 			fmt.Sprintf("%s on %s already holds %s. To manage it, import it: terraform import <address> %s/%d", dev, node, osdName(id), node, id))
-		return
+		return false
 	case disk.Used != "":
-		resp.Diagnostics.AddAttributeError(path.Root("device"), "Unable to Create Ceph OSD "+what,
+		diags.AddAttributeError(path.Root("device"), "Unable to Create Ceph OSD "+what,
 			fmt.Sprintf("%s on %s is in use (PVE reports: %s); PVE creates OSDs only on unused disks. If its content is expendable, wipe it "+
 				"(GUI: Node > Disks > Wipe Disk) and apply again.", dev, node, disk.Used))
-		return
+		return false
 	}
 	if v := judgeDisk(*disk, 0); !v.Suitable {
-		resp.Diagnostics.AddAttributeWarning(path.Root("device"), fmt.Sprintf("%s on %s is a poor OSD", dev, node),
+		diags.AddAttributeWarning(path.Root("device"), fmt.Sprintf("%s on %s is a poor OSD", dev, node),
 			fmt.Sprintf("%s (%s): %s. The OSD is created as asked.", dev, disk.Model, strings.Join(v.Reasons, "; ")))
 	}
 	// block.db and block.wal take the sync writes: a consumer drive there
@@ -366,14 +432,17 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}{{"db_device", plan.DBDevice}, {"wal_device", plan.WALDevice}} {
 		if x := diskByPath(disks, a.v.ValueString()); x != nil {
 			if fam, plp, known := classifyDrive(x.Model); known && !plp {
-				resp.Diagnostics.AddAttributeWarning(path.Root(a.name), fmt.Sprintf("%s on %s has no power-loss protection", a.v.ValueString(), node),
+				diags.AddAttributeWarning(path.Root(a.name), fmt.Sprintf("%s on %s has no power-loss protection", a.v.ValueString(), node),
 					fmt.Sprintf("%s (%s) is a consumer drive (%s): every sync write of the OSD goes through its %s, so the OSD is as slow as the drive's sync writes. Measure sync-write IOPS first.",
 						a.v.ValueString(), x.Model, fam, strings.TrimSuffix(a.name, "_device")))
 			}
 		}
 	}
+	return true
+}
 
-	cr := pve.CephOSDCreateRequest{Dev: dev, DBDev: plan.DBDevice.ValueString(), WALDev: plan.WALDevice.ValueString(),
+func osdCreateRequest(plan *osdModel) pve.CephOSDCreateRequest {
+	cr := pve.CephOSDCreateRequest{Dev: plan.Device.ValueString(), DBDev: plan.DBDevice.ValueString(), WALDev: plan.WALDevice.ValueString(),
 		DeviceClass: plan.CrushDeviceClass.ValueString(), Encrypted: plan.Encrypted.ValueBool()}
 	if !plan.DBSize.IsNull() && !plan.DBSize.IsUnknown() {
 		cr.DBDevSizeGiB = plan.DBSize.ValueFloat64()
@@ -384,11 +453,17 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 	if n := plan.OSDsPerDevice.ValueInt64(); n > 1 {
 		cr.OSDsPerDevice = n
 	}
+	return cr
+}
+
+// runOSDCreate runs PVE's create task and returns its UPID and error.
+func (r *osdResource) runOSDCreate(ctx context.Context, c *pve.Client, plan *osdModel) (upid string, err error) {
+	node, dev := plan.Node.ValueString(), plan.Device.ValueString()
+	cr := osdCreateRequest(plan)
 	tflog.Info(ctx, "creating Ceph OSD", map[string]any{"node": node, "device": dev})
 	// The worker takes PVE::Diskmanage's lock first: a "can't lock file
 	// '/run/lock/pve-diskmanage.lck' - got timeout" task did nothing and is
 	// started again (AwaitVMTask retries any task that met a lock timeout).
-	var upid string
 	res, err := c.AwaitVMTask(ctx, func() (string, error) {
 		var serr error
 		// A lost answer is followed through the worker it started (PVE
@@ -399,69 +474,60 @@ func (r *osdResource) Create(ctx context.Context, req resource.CreateRequest, re
 		return upid, serr
 	})
 	invalidateOSDReads(r.PD, node)
-	// ceph-volume is the worker's last step (API2/Ceph/OSD.pm createosd),
-	// so a failed task whose disk, free before, now holds an OSD made it.
-	if err != nil && !framework.FailedTask(err) {
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, err)
-		return
-	}
-	taskErr := err
 	if res != nil {
 		tflog.Debug(ctx, "OSD create task finished", map[string]any{"upid": upid, "exitstatus": res.ExitStatus, "log": strings.Join(res.Log, "\n")})
 	}
-	disks, err = c.Disks(ctx, node, false)
+	return upid, err
+}
+
+// createdOSDs are the ids of the OSDs PVE lists on the device after the
+// create task, sorted; a failed task that made them anyway is adopted with
+// a warning.
+func createdOSDs(ctx context.Context, c *pve.Client, plan *osdModel, upid string, taskErr error, diags *diag.Diagnostics) ([]int64, bool) {
+	node, dev, what := plan.Node.ValueString(), plan.Device.ValueString(), osdWhat(plan)
+	disks, err := c.Disks(ctx, node, false)
 	if err != nil {
 		if taskErr != nil {
 			err = fmt.Errorf("%w; listing the disks after it failed: %w", taskErr, err)
 		} else {
 			err = fmt.Errorf("the create task succeeded, but listing the disks failed: %w", err)
 		}
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, err)
-		return
+		framework.AddUnable(diags, "Create", "Ceph OSD", what, err)
+		return nil, false
 	}
-	disk = diskByPath(disks, dev)
+	disk := diskByPath(disks, dev)
 	if disk == nil || (len(disk.OSDIDs) == 0 && disk.OSDID < 0) {
 		if taskErr == nil {
 			taskErr = fmt.Errorf("the create task %s succeeded, but PVE lists no OSD on %s", upid, dev)
 		}
-		framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, taskErr)
-		return
+		framework.AddUnable(diags, "Create", "Ceph OSD", what, taskErr)
+		return nil, false
 	}
 	if taskErr != nil {
-		framework.WarnAdopted(&resp.Diagnostics, "Ceph OSD", what, taskErr)
+		framework.WarnAdopted(diags, "Ceph OSD", what, taskErr)
 	}
 	ids := append([]int64(nil), disk.OSDIDs...)
 	if len(ids) == 0 {
 		ids = []int64{disk.OSDID}
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	waitUp(ctx, c, node, ids, &resp.Diagnostics)
-	l, d := types.ListValueFrom(ctx, types.Int64Type, ids)
-	resp.Diagnostics.Append(d...)
-	plan.OSDIDs, plan.OSDID = l, types.Int64Value(ids[0])
-	plan.ID = types.StringValue(fmt.Sprintf("%s/%d", node, ids[0]))
-	plan.UUID = types.StringNull()
-	// Save the OSD before reading it back, so a failed read cannot orphan it
-	// (values only the read-back knows are null until then).
-	saved := plan
-	if saved.CrushDeviceClass.IsUnknown() {
-		saved.CrushDeviceClass = types.StringNull()
+	return ids, true
+}
+
+// createdBeforeReadBack is the state saved right after the create: the
+// values only the read-back knows are null (or false) until then.
+func createdBeforeReadBack(plan osdModel) *osdModel {
+	if plan.CrushDeviceClass.IsUnknown() {
+		plan.CrushDeviceClass = types.StringNull()
 	}
-	if saved.DBSize.IsUnknown() {
-		saved.DBSize = types.Float64Null()
+	if plan.DBSize.IsUnknown() {
+		plan.DBSize = types.Float64Null()
 	}
-	if saved.WALSize.IsUnknown() {
-		saved.WALSize = types.Float64Null()
+	if plan.WALSize.IsUnknown() {
+		plan.WALSize = types.Float64Null()
 	}
-	saved.Up, saved.In = types.BoolValue(false), types.BoolValue(false)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &saved)...)
-	if !readOSD(ctx, r.PD, &plan, false, &resp.Diagnostics) {
-		if !resp.Diagnostics.HasError() {
-			framework.AddUnable(&resp.Diagnostics, "Create", "Ceph OSD", what, fmt.Errorf("the OSD vanished right after it was created"))
-		}
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	plan.Up, plan.In = types.BoolValue(false), types.BoolValue(false)
+	return &plan
 }
 
 // waitUp waits a little for new OSDs to report to the monitors; a slow
@@ -492,7 +558,7 @@ func waitUp(ctx context.Context, c *pve.Client, node string, ids []int64, diags 
 }
 
 func (r *osdResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) {
+	if r.Client(&resp.Diagnostics) == nil {
 		return
 	}
 	var st osdModel
@@ -500,7 +566,7 @@ func (r *osdResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !readOSD(ctx, r.PD, &st, true, &resp.Diagnostics) {
+	if !r.readOSD(ctx, &st, true, &resp.Diagnostics) {
 		if !resp.Diagnostics.HasError() {
 			resp.State.RemoveResource(ctx)
 		}
@@ -538,7 +604,7 @@ func (r *osdResource) Update(ctx context.Context, req resource.UpdateRequest, re
 }
 
 func (r *osdResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	if !framework.RequireConfigured(r.PD, &resp.Diagnostics) || !requireRoot(r.PD, &resp.Diagnostics, "Destroying "+osdTypeName) {
+	if r.Client(&resp.Diagnostics) == nil || !requireRoot(r.PD, &resp.Diagnostics, "Destroying "+osdTypeName) {
 		return
 	}
 	var st osdModel
@@ -548,7 +614,7 @@ func (r *osdResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	}
 	timeout, d := st.Timeouts.Delete(ctx, defaultOSDDeleteWait)
 	resp.Diagnostics.Append(d...)
-	destroyOSD(ctx, r.PD, &st, timeout, &resp.Diagnostics)
+	r.destroyOSD(ctx, &st, timeout, &resp.Diagnostics)
 }
 
 // ImportState takes `<node>/<osd id>`; Read fills in the rest from PVE.
@@ -560,7 +626,11 @@ func (r *osdResource) ImportState(ctx context.Context, req resource.ImportStateR
 		// <node>/<device> (z2g4a/sdb or z2g4a//dev/sdb): the OSD on that
 		// disk, from PVE's disk list, so that a lab built by hand can be
 		// imported with for_each without knowing which id Ceph gave.
-		ids, err = r.osdIDsOnDevice(ctx, node, idStr)
+		c := r.NodeClient(ctx, node, &resp.Diagnostics)
+		if c == nil {
+			return
+		}
+		ids, err = osdIDsOnDevice(ctx, c, node, idStr)
 		if err != nil {
 			resp.Diagnostics.AddError("Unable to Import Ceph OSD "+req.ID, err.Error())
 			return
@@ -587,13 +657,9 @@ func (r *osdResource) ImportState(ctx context.Context, req resource.ImportStateR
 
 // osdIDsOnDevice returns the OSDs PVE's disk list shows on dev of node
 // (sdb, /dev/sdb), the first being the one an import names.
-func (r *osdResource) osdIDsOnDevice(ctx context.Context, node, dev string) ([]int64, error) {
+func osdIDsOnDevice(ctx context.Context, c *pve.Client, node, dev string) ([]int64, error) {
 	if !strings.HasPrefix(dev, "/dev/") {
 		dev = "/dev/" + dev
-	}
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		return nil, err
 	}
 	disks, err := c.Disks(ctx, node, false)
 	if err != nil {

@@ -283,7 +283,7 @@ func TestAccCephOSD_destroyRefusedWhenItCannotDrain(t *testing.T) {
 			{
 				PreConfig: func() { createPool(t, e, "ceph", 32, 4<<30) },
 				Config:    osdConfig(e, specs[1:]...),
-				ExpectError: errRE(words("Unable to Destroy Ceph OSD osd."), words(`Pool "ceph" keeps size = 3 copies on distinct hosts`),
+				ExpectError: errRE(words("Refusing to destroy Ceph OSD osd."), words(`Pool "ceph" keeps size = 3 copies on distinct hosts`),
 					words("only 2 host(s) have OSDs that are in"), words("Its drain would refuse at apply"), words("Add an OSD on another host first")),
 			},
 			{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -48,118 +49,158 @@ func (r *poolResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A replicated Ceph pool of the cluster's hyper-converged Ceph (`pveceph pool create`, GUI: Ceph → Pools), " +
 			"optionally with the PVE RBD storage of the same name for guest disks.",
-		Attributes: map[string]schema.Attribute{
-			"id": framework.IDAttribute("The pool name."),
-			"name": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Pool name, unique in the cluster; no `:`, `/` or whitespace. With `add_storages` it is also the storage id, " +
-					"so it must then start with a letter and hold only letters, digits, `-`, `_` and `.`. " +
-					"Ceph has no rename through PVE's API: a changed name is refused at plan (it is never a replacement).",
-				Validators: []validator.String{stringvalidator.RegexMatches(poolNameRE, "must not contain ':', '/' or whitespace")},
+		Attributes: poolAttributes(),
+	}
+}
+
+// poolAttributes are the pool's settings, grouped, and what Ceph reports.
+func poolAttributes() map[string]schema.Attribute {
+	attrs := map[string]schema.Attribute{}
+	for _, group := range []map[string]schema.Attribute{
+		poolIdentityAttributes(), poolRedundancyAttributes(), poolPlacementAttributes(), poolLifecycleAttributes(), poolReportedAttributes(),
+	} {
+		maps.Copy(attrs, group)
+	}
+	return attrs
+}
+
+// poolIdentityAttributes are the pool's name and the node whose API manages it.
+func poolIdentityAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": framework.IDAttribute("The pool name."),
+		"name": schema.StringAttribute{
+			Required: true,
+			MarkdownDescription: "Pool name, unique in the cluster; no `:`, `/` or whitespace. With `add_storages` it is also the storage id, " +
+				"so it must then start with a letter and hold only letters, digits, `-`, `_` and `.`. " +
+				"Ceph has no rename through PVE's API: a changed name is refused at plan (it is never a replacement).",
+			Validators: []validator.String{stringvalidator.RegexMatches(poolNameRE, "must not contain ':', '/' or whitespace")},
+		},
+		"node": framework.NodeAttribute("Node whose API manages the pool; any node with Ceph configured. The pool is cluster-wide, "+
+			"so changing the node only changes where the provider sends its requests.", framework.NodeInPlace),
+	}
+}
+
+// poolRedundancyAttributes are how many copies Ceph keeps and needs for I/O.
+func poolRedundancyAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"size": schema.Int64Attribute{
+			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultPoolSize),
+			MarkdownDescription: "Number of copies of every object, 2 to 7 (default 3; Ceph places them on distinct hosts). " +
+				"`size = 2` is a risk: with `min_size = 2` one lost copy stops I/O, and lowering `min_size` to 1 risks losing data. " +
+				"`size = 1` keeps no redundancy and is refused. Changed in place; Ceph then adds or removes copies.",
+			Validators: []validator.Int64{int64validator.Between(1, 7)},
+		},
+		"min_size": schema.Int64Attribute{
+			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultPoolMinSize),
+			MarkdownDescription: "Copies that must be available for I/O, 1 to `size` (default 2). Below it Ceph blocks I/O on the " +
+				"affected placement groups rather than accept writes it cannot replicate. `min_size = 1` allows writes to a " +
+				"single copy, which is how data is lost when that disk fails before recovery; it is refused unless " +
+				"`allow_min_size_1 = true`. Changed in place.",
+			Validators: []validator.Int64{int64validator.Between(1, 7)},
+		},
+		"allow_min_size_1": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Accept `min_size = 1` (default false). Only for a temporary emergency, such as letting PGs " +
+				"that lost all but one copy serve I/O again; set `min_size` back as soon as Ceph has recovered.",
+		},
+	}
+}
+
+// poolPlacementAttributes are placement groups, autoscaler, application and CRUSH rule.
+func poolPlacementAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"pg_num": schema.Int64Attribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "Number of placement groups, a power of two up to 32768. Unset, PVE creates 128 and the provider " +
+				"reports what Ceph has. Must be left unset with `pg_autoscale_mode = \"on\"`, because the autoscaler then owns it " +
+				"(steer it with `pg_num_min` or `target_size_ratio`). Changed in place: Ceph splits or merges PGs and moves " +
+				"data gradually; the value reported is the count Ceph is moving to. Aim for about 100 PGs per OSD over all pools, " +
+				"counting each copy (PGs × size ÷ OSDs); too many PGs cost OSD memory and CPU, too few spread data unevenly.",
+			Validators: []validator.Int64{int64validator.Between(1, maxPoolPGNum), powerOfTwoValidator{}},
+		},
+		"pg_num_min": schema.Int64Attribute{
+			Optional: true,
+			MarkdownDescription: "Lowest PG count the autoscaler may choose, a power of two up to 32768 and not above `pg_num`. " +
+				"Unset means Ceph's floor (32 for the autoscaler).",
+			Validators: []validator.Int64{int64validator.Between(1, maxPoolPGNum), powerOfTwoValidator{}},
+		},
+		"pg_autoscale_mode": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString("warn"),
+			MarkdownDescription: "The PG autoscaler: `warn` (default, as PVE: it only raises a health warning when `pg_num` is " +
+				"off by more than a factor of 3), `on` (it changes `pg_num` itself, moving data when it does), or `off`.",
+			Validators: []validator.String{stringvalidator.OneOf("on", "off", "warn")},
+		},
+		"application": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString("rbd"),
+			MarkdownDescription: "What the pool holds: `rbd` (guest disks; default), `cephfs` or `rgw`. Ceph does not switch " +
+				"an enabled application through PVE, so a change is refused at plan.",
+			Validators: []validator.String{stringvalidator.OneOf("rbd", "cephfs", "rgw")},
+		},
+		"crush_rule": schema.StringAttribute{
+			Optional: true, Computed: true,
+			MarkdownDescription: "CRUSH rule that places the copies, such as `replicated_rule` (Ceph's default: one copy per host). " +
+				"Changed in place; Ceph then moves the data the new rule places elsewhere.",
+			Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"target_size": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Expected size of the pool's data for the autoscaler, in bytes or with `K`, `M`, `G` or `T` " +
+				"(binary), such as `500G`. Conflicts with `target_size_ratio`. Removing it clears it in Ceph.",
+			Validators: []validator.String{
+				stringvalidator.RegexMatches(targetSizeRE, "must be a number of bytes, optionally with K, M, G or T, such as 500G"),
+				stringvalidator.ConflictsWith(path.MatchRoot("target_size_ratio")),
 			},
-			"node": framework.NodeAttribute("Node whose API manages the pool; any node with Ceph configured. The pool is cluster-wide, "+
-				"so changing the node only changes where the provider sends its requests.", framework.NodeInPlace),
-			"size": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultPoolSize),
-				MarkdownDescription: "Number of copies of every object, 2 to 7 (default 3; Ceph places them on distinct hosts). " +
-					"`size = 2` is a risk: with `min_size = 2` one lost copy stops I/O, and lowering `min_size` to 1 risks losing data. " +
-					"`size = 1` keeps no redundancy and is refused. Changed in place; Ceph then adds or removes copies.",
-				Validators: []validator.Int64{int64validator.Between(1, 7)},
-			},
-			"min_size": schema.Int64Attribute{
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultPoolMinSize),
-				MarkdownDescription: "Copies that must be available for I/O, 1 to `size` (default 2). Below it Ceph blocks I/O on the " +
-					"affected placement groups rather than accept writes it cannot replicate. `min_size = 1` allows writes to a " +
-					"single copy, which is how data is lost when that disk fails before recovery; it is refused unless " +
-					"`allow_min_size_1 = true`. Changed in place.",
-				Validators: []validator.Int64{int64validator.Between(1, 7)},
-			},
-			"allow_min_size_1": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Accept `min_size = 1` (default false). Only for a temporary emergency, such as letting PGs " +
-					"that lost all but one copy serve I/O again; set `min_size` back as soon as Ceph has recovered.",
-			},
-			"pg_num": schema.Int64Attribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "Number of placement groups, a power of two up to 32768. Unset, PVE creates 128 and the provider " +
-					"reports what Ceph has. Must be left unset with `pg_autoscale_mode = \"on\"`, because the autoscaler then owns it " +
-					"(steer it with `pg_num_min` or `target_size_ratio`). Changed in place: Ceph splits or merges PGs and moves " +
-					"data gradually; the value reported is the count Ceph is moving to. Aim for about 100 PGs per OSD over all pools, " +
-					"counting each copy (PGs × size ÷ OSDs); too many PGs cost OSD memory and CPU, too few spread data unevenly.",
-				Validators: []validator.Int64{int64validator.Between(1, maxPoolPGNum), powerOfTwoValidator{}},
-			},
-			"pg_num_min": schema.Int64Attribute{
-				Optional: true,
-				MarkdownDescription: "Lowest PG count the autoscaler may choose, a power of two up to 32768 and not above `pg_num`. " +
-					"Unset means Ceph's floor (32 for the autoscaler).",
-				Validators: []validator.Int64{int64validator.Between(1, maxPoolPGNum), powerOfTwoValidator{}},
-			},
-			"pg_autoscale_mode": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("warn"),
-				MarkdownDescription: "The PG autoscaler: `warn` (default, as PVE: it only raises a health warning when `pg_num` is " +
-					"off by more than a factor of 3), `on` (it changes `pg_num` itself, moving data when it does), or `off`.",
-				Validators: []validator.String{stringvalidator.OneOf("on", "off", "warn")},
-			},
-			"application": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("rbd"),
-				MarkdownDescription: "What the pool holds: `rbd` (guest disks; default), `cephfs` or `rgw`. Ceph does not switch " +
-					"an enabled application through PVE, so a change is refused at plan.",
-				Validators: []validator.String{stringvalidator.OneOf("rbd", "cephfs", "rgw")},
-			},
-			"crush_rule": schema.StringAttribute{
-				Optional: true, Computed: true,
-				MarkdownDescription: "CRUSH rule that places the copies, such as `replicated_rule` (Ceph's default: one copy per host). " +
-					"Changed in place; Ceph then moves the data the new rule places elsewhere.",
-				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"target_size": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Expected size of the pool's data for the autoscaler, in bytes or with `K`, `M`, `G` or `T` " +
-					"(binary), such as `500G`. Conflicts with `target_size_ratio`. Removing it clears it in Ceph.",
-				Validators: []validator.String{
-					stringvalidator.RegexMatches(targetSizeRE, "must be a number of bytes, optionally with K, M, G or T, such as 500G"),
-					stringvalidator.ConflictsWith(path.MatchRoot("target_size_ratio")),
-				},
-			},
-			"target_size_ratio": schema.Float64Attribute{
-				Optional: true,
-				MarkdownDescription: "Expected share of the cluster's capacity for the autoscaler, relative to the other pools' " +
-					"ratios (such as `1.0` for the only pool). Conflicts with `target_size`. Removing it clears it in Ceph.",
-				Validators: []validator.Float64{float64validator.AtLeast(0)},
-			},
-			"add_storages": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Also create the PVE storage for guest disks on the pool when creating it: type `rbd`, the pool's " +
-					"name as storage id, content `images,rootdir`, `krbd` off (PVE's `add_storages`). Default false. Destroying the " +
-					"pool then removes the pool's RBD storages too. PVE offers this only when a pool is created, so changing it later " +
-					"is refused at plan; after an import, the first apply just records it.",
-			},
-			"deletion_protection": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				MarkdownDescription: "While true (the default), destroying the pool is refused at plan and at apply. Set it to false " +
-					"and apply before destroying.",
-			},
-			"force_delete": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Destroy the pool even while its RBD storage still holds guest disks (PVE's `force`). " +
-					"Default false: PVE then refuses with `ceph pool '<name>' still in use by storage '<storage>'`. " +
-					"The disks are lost with the pool.",
-			},
-			"pool_id": schema.Int64Attribute{
-				Computed: true, MarkdownDescription: "Ceph's numeric pool id (the prefix of its PG ids).",
-				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
-			},
-			"autoscale_pg_num": schema.Int64Attribute{
-				Computed:            true,
-				MarkdownDescription: "The PG count the autoscaler considers right for the pool (`pg_num_final`), also in `warn` and `off` mode.",
-			},
-			"used_bytes": schema.Int64Attribute{
-				Computed: true, MarkdownDescription: "Raw bytes the pool uses, all copies counted.",
-			},
-			"used_fraction": schema.Float64Attribute{
-				Computed: true, MarkdownDescription: "Share of the pool's capacity in use, 0 to 1 (Ceph's `percent_used`).",
-			},
+		},
+		"target_size_ratio": schema.Float64Attribute{
+			Optional: true,
+			MarkdownDescription: "Expected share of the cluster's capacity for the autoscaler, relative to the other pools' " +
+				"ratios (such as `1.0` for the only pool). Conflicts with `target_size`. Removing it clears it in Ceph.",
+			Validators: []validator.Float64{float64validator.AtLeast(0)},
+		},
+	}
+}
+
+// poolLifecycleAttributes are what creating and destroying the pool also do, or refuse.
+func poolLifecycleAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"add_storages": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Also create the PVE storage for guest disks on the pool when creating it: type `rbd`, the pool's " +
+				"name as storage id, content `images,rootdir`, `krbd` off (PVE's `add_storages`). Default false. Destroying the " +
+				"pool then removes the pool's RBD storages too. PVE offers this only when a pool is created, so changing it later " +
+				"is refused at plan; after an import, the first apply just records it.",
+		},
+		"deletion_protection": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "While true (the default), destroying the pool is refused at plan and at apply. Set it to false " +
+				"and apply before destroying.",
+		},
+		"force_delete": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Destroy the pool even while its RBD storage still holds guest disks (PVE's `force`). " +
+				"Default false: PVE then refuses with `ceph pool '<name>' still in use by storage '<storage>'`. " +
+				"The disks are lost with the pool.",
+		},
+	}
+}
+
+// poolReportedAttributes are what Ceph reports about the pool.
+func poolReportedAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"pool_id": schema.Int64Attribute{
+			Computed: true, MarkdownDescription: "Ceph's numeric pool id (the prefix of its PG ids).",
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+		},
+		"autoscale_pg_num": schema.Int64Attribute{
+			Computed:            true,
+			MarkdownDescription: "The PG count the autoscaler considers right for the pool (`pg_num_final`), also in `warn` and `off` mode.",
+		},
+		"used_bytes": schema.Int64Attribute{
+			Computed: true, MarkdownDescription: "Raw bytes the pool uses, all copies counted.",
+		},
+		"used_fraction": schema.Float64Attribute{
+			Computed: true, MarkdownDescription: "Share of the pool's capacity in use, 0 to 1 (Ceph's `percent_used`).",
 		},
 	}
 }
@@ -243,7 +284,7 @@ func (r *poolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	if req.Plan.Raw.IsNull() {
 		if state.DeletionProtection.IsNull() || state.DeletionProtection.ValueBool() {
-			resp.Diagnostics.AddAttributeError(path.Root("deletion_protection"), "Ceph pool is protected from deletion",
+			framework.RefuseDestroy(&resp.Diagnostics, "deletion_protection", "Ceph pool "+state.Name.ValueString(),
 				fmt.Sprintf("Destroying Ceph pool %s would delete all its data, and deletion_protection is true. To destroy it, "+
 					"set deletion_protection = false and apply that first (with force_delete = true if guest disks on its "+
 					"storage may be destroyed too). To stop managing the pool without destroying it, use a removed block "+
@@ -257,51 +298,13 @@ func (r *poolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !plan.Name.IsUnknown() && plan.Name.ValueString() != state.Name.ValueString() {
-		framework.RefuseChange(&resp.Diagnostics, "name", "a Ceph pool",
-			fmt.Sprintf("PVE's API has no rename for Ceph pools, and replacing pool %s with a new pool %s would destroy its data, "+
-				"so the provider does neither. Keep name = %q. To rename, run `ceph osd pool rename %s %s` on a node (and "+
-				"update the storage's pool), then change name and import the pool again.",
-				state.Name.ValueString(), plan.Name.ValueString(), state.Name.ValueString(), state.Name.ValueString(), plan.Name.ValueString()))
-	}
-	if !state.Application.IsNull() && !plan.Application.IsUnknown() && plan.Application.ValueString() != state.Application.ValueString() {
-		framework.RefuseChange(&resp.Diagnostics, "application", "a Ceph pool",
-			fmt.Sprintf("Pool %s holds %s data; Ceph refuses to enable another application on it through PVE, and replacing "+
-				"the pool would destroy its data. Keep application = %q, or create a separate pool.",
-				state.Name.ValueString(), state.Application.ValueString(), state.Application.ValueString()))
-	}
-	if !state.AddStorages.IsNull() && !plan.AddStorages.IsUnknown() && plan.AddStorages.ValueBool() != state.AddStorages.ValueBool() {
-		framework.RefuseChange(&resp.Diagnostics, "add_storages", "a Ceph pool",
-			fmt.Sprintf("PVE creates the pool's RBD storage only together with the pool, so add_storages cannot change for the "+
-				"existing pool %s. Keep add_storages = %t and manage the storage separately (Datacenter → Storage).",
-				state.Name.ValueString(), state.AddStorages.ValueBool()))
-	}
+	refuseFixedPoolChanges(&plan, &state, &resp.Diagnostics)
 	// Just imported (add_storages not recorded yet) and the configuration
 	// leaves add_storages at its default: recording it would be the only
 	// change, and would make the computed PG counts unknown, so an adopted
 	// pool would never plan empty. Keep the state as it is.
 	if state.AddStorages.IsNull() && config.AddStorages.IsNull() {
-		p := plan
-		p.AddStorages = types.BoolNull()
-		if p.PGNum.IsUnknown() {
-			p.PGNum = state.PGNum
-		}
-		if p.AutoscalePGNum.IsUnknown() {
-			p.AutoscalePGNum = state.AutoscalePGNum
-		}
-		if p.UsedBytes.IsUnknown() {
-			p.UsedBytes = state.UsedBytes
-		}
-		if p.UsedFraction.IsUnknown() {
-			p.UsedFraction = state.UsedFraction
-		}
-		if p.PoolID.IsUnknown() {
-			p.PoolID = state.PoolID
-		}
-		if p.CrushRule.IsUnknown() {
-			p.CrushRule = state.CrushRule
-		}
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &p)...)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, importedPlan(plan, &state))...)
 		if resp.Plan.Raw.Equal(req.State.Raw) {
 			return
 		}
@@ -318,16 +321,54 @@ func (r *poolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 }
 
-func (r *poolResource) client(ctx context.Context, node string, diags *diag.Diagnostics) *pve.Client {
-	if !framework.RequireConfigured(r.PD, diags) {
-		return nil
+// refuseFixedPoolChanges refuses changes of what an existing pool cannot
+// change: its name, its application and add_storages.
+func refuseFixedPoolChanges(plan, state *poolModel, diags *diag.Diagnostics) {
+	if !plan.Name.IsUnknown() && plan.Name.ValueString() != state.Name.ValueString() {
+		framework.RefuseChange(diags, "name", "a Ceph pool",
+			fmt.Sprintf("PVE's API has no rename for Ceph pools, and replacing pool %s with a new pool %s would destroy its data, "+
+				"so the provider does neither. Keep name = %q. To rename, run `ceph osd pool rename %s %s` on a node (and "+
+				"update the storage's pool), then change name and import the pool again.",
+				state.Name.ValueString(), plan.Name.ValueString(), state.Name.ValueString(), state.Name.ValueString(), plan.Name.ValueString()))
 	}
-	c, err := r.PD.NodeClient(ctx, node)
-	if err != nil {
-		diags.AddError("Unable to reach node "+node, err.Error())
-		return nil
+	if !state.Application.IsNull() && !plan.Application.IsUnknown() && plan.Application.ValueString() != state.Application.ValueString() {
+		framework.RefuseChange(diags, "application", "a Ceph pool",
+			fmt.Sprintf("Pool %s holds %s data; Ceph refuses to enable another application on it through PVE, and replacing "+
+				"the pool would destroy its data. Keep application = %q, or create a separate pool.",
+				state.Name.ValueString(), state.Application.ValueString(), state.Application.ValueString()))
 	}
-	return c
+	if !state.AddStorages.IsNull() && !plan.AddStorages.IsUnknown() && plan.AddStorages.ValueBool() != state.AddStorages.ValueBool() {
+		framework.RefuseChange(diags, "add_storages", "a Ceph pool",
+			fmt.Sprintf("PVE creates the pool's RBD storage only together with the pool, so add_storages cannot change for the "+
+				"existing pool %s. Keep add_storages = %t and manage the storage separately (Datacenter → Storage).",
+				state.Name.ValueString(), state.AddStorages.ValueBool()))
+	}
+}
+
+// importedPlan is plan with add_storages left unrecorded and the values
+// Ceph computes taken from state: the plan of a just imported pool whose
+// configuration changes nothing else.
+func importedPlan(plan poolModel, state *poolModel) *poolModel {
+	plan.AddStorages = types.BoolNull()
+	if plan.PGNum.IsUnknown() {
+		plan.PGNum = state.PGNum
+	}
+	if plan.AutoscalePGNum.IsUnknown() {
+		plan.AutoscalePGNum = state.AutoscalePGNum
+	}
+	if plan.UsedBytes.IsUnknown() {
+		plan.UsedBytes = state.UsedBytes
+	}
+	if plan.UsedFraction.IsUnknown() {
+		plan.UsedFraction = state.UsedFraction
+	}
+	if plan.PoolID.IsUnknown() {
+		plan.PoolID = state.PoolID
+	}
+	if plan.CrushRule.IsUnknown() {
+		plan.CrushRule = state.CrushRule
+	}
+	return &plan
 }
 
 func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -337,7 +378,7 @@ func (r *poolResource) Create(ctx context.Context, req resource.CreateRequest, r
 		return
 	}
 	name, node := plan.Name.ValueString(), plan.Node.ValueString()
-	c := r.client(ctx, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -416,7 +457,7 @@ func (r *poolResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	name, node := prior.Name.ValueString(), prior.Node.ValueString()
-	c := r.client(ctx, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -443,7 +484,7 @@ func (r *poolResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		return
 	}
 	name, node := state.Name.ValueString(), plan.Node.ValueString()
-	c := r.client(ctx, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}
@@ -470,80 +511,21 @@ func (r *poolResource) Update(ctx context.Context, req resource.UpdateRequest, r
 // what changed, in one request unless pg_num_min has to go down first.
 func updateSteps(plan, state *poolModel) []pve.CephPoolRequest {
 	var req pve.CephPoolRequest
-	changed := false
-	intChange := func(p, s types.Int64, clearable bool) *int64 {
-		switch {
-		case p.IsUnknown():
-			return nil
-		case p.IsNull():
-			if clearable && !s.IsNull() {
-				zero := int64(0)
-				return &zero
-			}
-			return nil
-		case s.IsNull() || p.ValueInt64() != s.ValueInt64():
-			n := p.ValueInt64()
-			return &n
-		}
-		return nil
+	req.Size = poolIntChange(plan.Size, state.Size, false)
+	req.MinSize = poolIntChange(plan.MinSize, state.MinSize, false)
+	req.PGNum = poolIntChange(plan.PGNum, state.PGNum, false)
+	req.PGNumMin = poolIntChange(plan.PGNumMin, state.PGNumMin, true)
+	// Ceph refuses pg_num_min above pg_num: raise pg_num with it.
+	if req.PGNumMin != nil && req.PGNum == nil && plan.PGNum.IsUnknown() && *req.PGNumMin > state.PGNum.ValueInt64() {
+		n := *req.PGNumMin
+		req.PGNum = &n
 	}
-	if req.Size = intChange(plan.Size, state.Size, false); req.Size != nil {
-		changed = true
-	}
-	if req.MinSize = intChange(plan.MinSize, state.MinSize, false); req.MinSize != nil {
-		changed = true
-	}
-	if req.PGNum = intChange(plan.PGNum, state.PGNum, false); req.PGNum != nil {
-		changed = true
-	}
-	if req.PGNumMin = intChange(plan.PGNumMin, state.PGNumMin, true); req.PGNumMin != nil {
-		changed = true
-		// Ceph refuses pg_num_min above pg_num: raise pg_num with it.
-		if req.PGNum == nil && plan.PGNum.IsUnknown() && *req.PGNumMin > state.PGNum.ValueInt64() {
-			n := *req.PGNumMin
-			req.PGNum = &n
-		}
-	}
-	str := func(p, s types.String) string {
-		if p.IsUnknown() || p.IsNull() || p.ValueString() == s.ValueString() {
-			return ""
-		}
-		return p.ValueString()
-	}
-	if req.PGAutoscaleMode = str(plan.PGAutoscaleMode, state.PGAutoscaleMode); req.PGAutoscaleMode != "" {
-		changed = true
-	}
-	if req.Application = str(plan.Application, state.Application); req.Application != "" {
-		changed = true
-	}
-	if req.CrushRule = str(plan.CrushRule, state.CrushRule); req.CrushRule != "" {
-		changed = true
-	}
-	switch {
-	case plan.TargetSize.IsUnknown():
-	case plan.TargetSize.IsNull():
-		if !state.TargetSize.IsNull() {
-			req.TargetSize, changed = "0", true
-		}
-	default:
-		pb, _ := parseTargetSize(plan.TargetSize.ValueString())
-		sb, _ := parseTargetSize(state.TargetSize.ValueString())
-		if state.TargetSize.IsNull() || pb != sb {
-			req.TargetSize, changed = plan.TargetSize.ValueString(), true
-		}
-	}
-	switch {
-	case plan.TargetSizeRatio.IsUnknown():
-	case plan.TargetSizeRatio.IsNull():
-		if !state.TargetSizeRatio.IsNull() {
-			zero := 0.0
-			req.TargetSizeRatio, changed = &zero, true
-		}
-	case state.TargetSizeRatio.IsNull() || plan.TargetSizeRatio.ValueFloat64() != state.TargetSizeRatio.ValueFloat64():
-		f := plan.TargetSizeRatio.ValueFloat64()
-		req.TargetSizeRatio, changed = &f, true
-	}
-	if !changed {
+	req.PGAutoscaleMode = poolStringChange(plan.PGAutoscaleMode, state.PGAutoscaleMode)
+	req.Application = poolStringChange(plan.Application, state.Application)
+	req.CrushRule = poolStringChange(plan.CrushRule, state.CrushRule)
+	req.TargetSize = targetSizeChange(plan.TargetSize, state.TargetSize)
+	req.TargetSizeRatio = targetRatioChange(plan.TargetSizeRatio, state.TargetSizeRatio)
+	if req == (pve.CephPoolRequest{}) {
 		return nil
 	}
 	if req.PGNumMin != nil && !state.PGNumMin.IsNull() && *req.PGNumMin < state.PGNumMin.ValueInt64() && req.PGNum != nil {
@@ -554,6 +536,70 @@ func updateSteps(plan, state *poolModel) []pve.CephPoolRequest {
 	return []pve.CephPoolRequest{req}
 }
 
+// poolIntChange is the value to send for an integer setting: nil when
+// unchanged or unknown, 0 to clear a removed clearable one.
+func poolIntChange(p, s types.Int64, clearable bool) *int64 {
+	switch {
+	case p.IsUnknown():
+		return nil
+	case p.IsNull():
+		if clearable && !s.IsNull() {
+			zero := int64(0)
+			return &zero
+		}
+		return nil
+	case s.IsNull() || p.ValueInt64() != s.ValueInt64():
+		n := p.ValueInt64()
+		return &n
+	}
+	return nil
+}
+
+// poolStringChange is the value to send for a string setting, "" when
+// unchanged, unknown or removed (it then stays as it is).
+func poolStringChange(p, s types.String) string {
+	if p.IsUnknown() || p.IsNull() || p.ValueString() == s.ValueString() {
+		return ""
+	}
+	return p.ValueString()
+}
+
+// targetSizeChange is the target_size to send: "" when unchanged, "0" to
+// clear it.
+func targetSizeChange(p, s types.String) string {
+	switch {
+	case p.IsUnknown():
+	case p.IsNull():
+		if !s.IsNull() {
+			return "0"
+		}
+	default:
+		pb, _ := parseTargetSize(p.ValueString())
+		sb, _ := parseTargetSize(s.ValueString())
+		if s.IsNull() || pb != sb {
+			return p.ValueString()
+		}
+	}
+	return ""
+}
+
+// targetRatioChange is the target_size_ratio to send: nil when unchanged,
+// 0 to clear it.
+func targetRatioChange(p, s types.Float64) *float64 {
+	switch {
+	case p.IsUnknown():
+	case p.IsNull():
+		if !s.IsNull() {
+			zero := 0.0
+			return &zero
+		}
+	case s.IsNull() || p.ValueFloat64() != s.ValueFloat64():
+		f := p.ValueFloat64()
+		return &f
+	}
+	return nil
+}
+
 func (r *poolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state poolModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -562,11 +608,11 @@ func (r *poolResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 	name, node := state.Name.ValueString(), state.Node.ValueString()
 	if state.DeletionProtection.IsNull() || state.DeletionProtection.ValueBool() {
-		framework.AddUnable(&resp.Diagnostics, "Delete", "Ceph pool", name,
-			errors.New("deletion_protection is true. Set deletion_protection = false and apply that before destroying the pool; destroying it deletes all its data"))
+		framework.RefuseDestroy(&resp.Diagnostics, "deletion_protection", "Ceph pool "+name,
+			"deletion_protection is true. Set deletion_protection = false and apply that before destroying the pool; destroying it deletes all its data.")
 		return
 	}
-	c := r.client(ctx, node, &resp.Diagnostics)
+	c := r.NodeClient(ctx, node, &resp.Diagnostics)
 	if c == nil {
 		return
 	}

@@ -172,7 +172,7 @@ func TestAccCephPool_lifecycle(t *testing.T) {
 				// Removing the resource with deletion_protection on fails at
 				// plan, naming the attribute; the pool stays.
 				Config:      e.Config(),
-				ExpectError: errorRE(`(?s)Ceph pool is protected from deletion.*deletion_protection = false`),
+				ExpectError: errorRE(`(?s)Refusing to destroy Ceph pool ceph.*deletion_protection = false`),
 			},
 			{
 				Config: e.Config(poolConfig(node, `

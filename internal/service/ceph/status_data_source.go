@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
@@ -66,10 +67,7 @@ func (d *statusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 			"It fails when Ceph is not initialised or the monitors have no quorum (PVE then answers `got timeout`).\n\n" +
 			"Credentials: `Sys.Audit` or `Datastore.Audit` on `/` (an API token is enough).",
 		Attributes: map[string]schema.Attribute{
-			"node": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Ask through this node instead of the provider's endpoint.",
-			},
+			"node": framework.DataSourceNodeAttribute("Ask through this node instead of the provider's endpoint.", false),
 			"fsid": schema.StringAttribute{Computed: true, MarkdownDescription: "The Ceph cluster's fsid."},
 			"health": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "`HEALTH_OK`, `HEALTH_WARN` or `HEALTH_ERR`."},
@@ -133,26 +131,13 @@ func (d *statusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 }
 
 func (d *statusDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if !framework.RequireConfigured(d.PD, &resp.Diagnostics) {
-		return
-	}
 	var cfg statusModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := d.PD.Client
-	var st *pve.CephStatus
-	var err error
-	if node := cfg.Node.ValueString(); node != "" {
-		if c, err = d.PD.NodeClient(ctx, node); err == nil {
-			st, err = c.CephNodeStatus(ctx, node)
-		}
-	} else {
-		st, err = c.CephClusterStatus(ctx)
-	}
-	if err != nil {
-		framework.AddUnable(&resp.Diagnostics, "Read", "Ceph status", "", err)
+	c, st := d.readStatus(ctx, cfg.Node.ValueString(), &resp.Diagnostics)
+	if st == nil {
 		return
 	}
 	flags, err := c.CephFlags(ctx)
@@ -160,7 +145,43 @@ func (d *statusDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		framework.AddUnable(&resp.Diagnostics, "Read", "Ceph flags", "", err)
 		return
 	}
-	m := statusModel{Node: cfg.Node, FSID: types.StringValue(st.FSID), Health: types.StringValue(st.Health), Checks: []statusCheck{}}
+	m, diags := statusFromAPI(ctx, st, flags)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m.Node = cfg.Node
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// readStatus reads Ceph's status through node, or through the provider's
+// endpoint when node is empty, and returns the client it used; st is nil
+// after adding the reason to diags.
+func (d *statusDataSource) readStatus(ctx context.Context, node string, diags *diag.Diagnostics) (c *pve.Client, st *pve.CephStatus) {
+	var err error
+	if node != "" {
+		if c = d.NodeClient(ctx, node, diags); c == nil {
+			return nil, nil
+		}
+		st, err = c.CephNodeStatus(ctx, node)
+	} else {
+		if c = d.Client(diags); c == nil {
+			return nil, nil
+		}
+		st, err = c.CephClusterStatus(ctx)
+	}
+	if err != nil {
+		framework.AddUnable(diags, "Read", "Ceph status", "", err)
+		return nil, nil
+	}
+	return c, st
+}
+
+// statusFromAPI is the data source's model (all but node) of Ceph's
+// status st and OSD flags.
+func statusFromAPI(ctx context.Context, st *pve.CephStatus, flags map[string]bool) (*statusModel, diag.Diagnostics) {
+	var all, diags diag.Diagnostics
+	m := statusModel{FSID: types.StringValue(st.FSID), Health: types.StringValue(st.Health), Checks: []statusCheck{}}
 	names := make([]string, 0, len(st.Checks))
 	for n := range st.Checks {
 		names = append(names, n)
@@ -172,10 +193,10 @@ func (d *statusDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 			Summary: types.StringValue(ch.Message), Count: types.Int64Value(ch.Count)})
 	}
 	quorum, diags := types.ListValueFrom(ctx, types.StringType, append([]string{}, st.QuorumNames...))
-	resp.Diagnostics.Append(diags...)
+	all.Append(diags...)
 	m.Monitors, diags = types.ObjectValue(statusMonitorTypes, map[string]attr.Value{
 		"total": types.Int64Value(st.NumMons), "in_quorum": types.Int64Value(int64(len(st.QuorumNames))), "quorum_names": quorum})
-	resp.Diagnostics.Append(diags...)
+	all.Append(diags...)
 
 	var mgr struct {
 		Mgrmap struct {
@@ -188,18 +209,18 @@ func (d *statusDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	m.Managers, diags = types.ObjectValue(statusManagerTypes, map[string]attr.Value{
 		"available": types.BoolValue(st.MgrAvailable), "active": types.StringValue(mgr.Mgrmap.ActiveName),
 		"standbys": types.Int64Value(mgr.Mgrmap.NumStandbys)})
-	resp.Diagnostics.Append(diags...)
+	all.Append(diags...)
 
 	m.OSDs, diags = types.ObjectValue(statusOSDTypes, map[string]attr.Value{
 		"total": types.Int64Value(st.NumOSDs), "up": types.Int64Value(st.NumUpOSDs), "in": types.Int64Value(st.NumInOSDs)})
-	resp.Diagnostics.Append(diags...)
+	all.Append(diags...)
 
 	byState, diags := types.MapValueFrom(ctx, types.Int64Type, st.PGsByState)
-	resp.Diagnostics.Append(diags...)
+	all.Append(diags...)
 	m.PGs, diags = types.ObjectValue(statusPGTypes, map[string]attr.Value{
 		"total": types.Int64Value(st.NumPGs), "active_clean": types.Int64Value(statusActiveClean(st.PGsByState)),
 		"by_state": byState, "degraded_objects": types.Int64Value(st.DegradedObjects), "misplaced_objects": types.Int64Value(st.MisplacedObjects)})
-	resp.Diagnostics.Append(diags...)
+	all.Append(diags...)
 
 	var set []string
 	for f, on := range flags {
@@ -209,11 +230,8 @@ func (d *statusDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	}
 	sort.Strings(set)
 	m.Flags, diags = types.ListValueFrom(ctx, types.StringType, append([]string{}, set...))
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	all.Append(diags...)
+	return &m, all
 }
 
 // statusActiveClean counts PGs whose state has both active and clean.
