@@ -227,9 +227,27 @@ func listValue(ctx context.Context, items []string) types.List {
 //  2. bridges, bonds and VLANs that leave are deleted, users first;
 //  3. interfaces are created or updated, everything after what it uses.
 func planStaging(ctx context.Context, node string, desired map[string]ifaceSettings, current *pve.NetworkList) ([]stagingStep, error) {
-	var strips, resets, deletes []stagingStep
-	var deleted []string
-	priors := map[string]*ifaceSettings{}
+	strips, resets, deleted, priors := leavingSteps(ctx, desired, current)
+	byName := map[string]*pve.NetworkInterface{}
+	for i := range current.Interfaces {
+		byName[current.Interfaces[i].Iface] = &current.Interfaces[i]
+	}
+	deletes, err := deleteSteps(deleted, byName)
+	if err != nil {
+		return nil, err
+	}
+	writes, err := writeSteps(ctx, node, desired, current, priors, byName)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(strips, resets, deletes, writes), nil
+}
+
+// leavingSteps is step 1 of planStaging (strips of what interfaces that
+// stay give up, resets of unlisted configured NICs), the bridges, bonds and
+// VLANs that leave (step 2), and the current settings of each interface.
+func leavingSteps(ctx context.Context, desired map[string]ifaceSettings, current *pve.NetworkList) (strips, resets []stagingStep, deleted []string, priors map[string]*ifaceSettings) {
+	priors = map[string]*ifaceSettings{}
 	for i := range current.Interfaces {
 		in := &current.Interfaces[i]
 		want, listed := desired[in.Iface]
@@ -253,10 +271,12 @@ func planStaging(ctx context.Context, node string, desired map[string]ifaceSetti
 			}
 		}
 	}
-	byName := map[string]*pve.NetworkInterface{}
-	for i := range current.Interfaces {
-		byName[current.Interfaces[i].Iface] = &current.Interfaces[i]
-	}
+	return strips, resets, deleted, priors
+}
+
+// deleteSteps deletes the interfaces deleted, users before what they use.
+func deleteSteps(deleted []string, byName map[string]*pve.NetworkInterface) ([]stagingStep, error) {
+	var deletes []stagingStep
 	delOrder, err := dependencyOrder(deleted, func(n string) string { return byName[n].Type },
 		func(n string) []string { return apiDeps(byName[n]) })
 	if err != nil {
@@ -266,7 +286,14 @@ func planStaging(ctx context.Context, node string, desired map[string]ifaceSetti
 	for _, n := range delOrder {
 		deletes = append(deletes, stagingStep{Kind: stepDelete, Iface: n})
 	}
+	return deletes, nil
+}
 
+// writeSteps is step 3 of planStaging: creates and updates in dependency
+// order, with MTU changes bound by PVE's MTU rule in their own ordered pass.
+func writeSteps(ctx context.Context, node string, desired map[string]ifaceSettings, current *pve.NetworkList,
+	priors map[string]*ifaceSettings, byName map[string]*pve.NetworkInterface,
+) ([]stagingStep, error) {
 	names := make([]string, 0, len(desired))
 	for n := range desired {
 		names = append(names, n)
@@ -276,18 +303,7 @@ func planStaging(ctx context.Context, node string, desired map[string]ifaceSetti
 	if err != nil {
 		return nil, err
 	}
-	related := map[string]bool{}
-	for _, n := range names {
-		s := desired[n]
-		for _, d := range settingsDeps(ctx, n, &s) {
-			related[n], related[d] = true, true
-		}
-	}
-	for i := range current.Interfaces {
-		for _, d := range apiDeps(&current.Interfaces[i]) {
-			related[current.Interfaces[i].Iface], related[d] = true, true
-		}
-	}
+	related := mtuRelated(ctx, names, desired, current)
 	var writes, mtuSteps []stagingStep
 	for _, n := range order {
 		want := desired[n]
@@ -334,8 +350,25 @@ func planStaging(ctx context.Context, node string, desired map[string]ifaceSetti
 	if err != nil {
 		return nil, err
 	}
-	writes = append(writes, mtu...)
-	return slices.Concat(strips, resets, deletes, writes), nil
+	return append(writes, mtu...), nil
+}
+
+// mtuRelated are the interfaces bound to others (ports, slaves, VLAN
+// parents) now or in desired, which PVE's MTU rule ties together.
+func mtuRelated(ctx context.Context, names []string, desired map[string]ifaceSettings, current *pve.NetworkList) map[string]bool {
+	related := map[string]bool{}
+	for _, n := range names {
+		s := desired[n]
+		for _, d := range settingsDeps(ctx, n, &s) {
+			related[n], related[d] = true, true
+		}
+	}
+	for i := range current.Interfaces {
+		for _, d := range apiDeps(&current.Interfaces[i]) {
+			related[current.Interfaces[i].Iface], related[d] = true, true
+		}
+	}
+	return related
 }
 
 // orderMTUSteps orders the MTU changes of interfaces that stay so that

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/framework"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 // Plan-time references of pve_node_network (issue #13): the node, and the
@@ -46,13 +48,30 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 			return
 		}
 	}
-	type ref struct {
-		at         path.Path
-		attr, name string
-		what       string
-		value      string // the attribute's value when it is not name
+	refs := newIfaceRefs(ctx, &m, prior)
+	if len(refs) == 0 {
+		return
 	}
-	var refs []ref
+	list, err := listNetwork(ctx, r.PD, node)
+	if err != nil {
+		return // the apply meets the real error
+	}
+	r.reportMissingRefs(node, m.Iface.ValueString(), refs, list, &resp.Diagnostics)
+}
+
+// ifaceRef is an interface m refers to by name: at attribute attr, the
+// interface name, what it is to m.
+type ifaceRef struct {
+	at         path.Path
+	attr, name string
+	what       string
+	value      string // the attribute's value when it is not name
+}
+
+// newIfaceRefs are the interfaces m refers to that it did not refer to on
+// the same node before (prior, nil on create): the ones to check.
+func newIfaceRefs(ctx context.Context, m, prior *nodeNetworkModel) []ifaceRef {
+	var refs []ifaceRef
 	listRefs := func(attr string, l, before types.List, what string) {
 		if l.IsNull() || l.IsUnknown() {
 			return
@@ -72,7 +91,7 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 		}
 		for i, n := range names {
 			if !n.IsUnknown() && !n.IsNull() && !had[n.ValueString()] {
-				refs = append(refs, ref{at: path.Root(attr).AtListIndex(i), attr: attr, name: n.ValueString(), what: what})
+				refs = append(refs, ifaceRef{at: path.Root(attr).AtListIndex(i), attr: attr, name: n.ValueString(), what: what})
 			}
 		}
 	}
@@ -83,21 +102,20 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 	listRefs("bridge_ports", m.BridgePorts, priorPorts, "bridge port")
 	listRefs("slaves", m.Slaves, priorSlaves, "bond slave")
 	if v := m.VLANRawDevice; !v.IsNull() && !v.IsUnknown() && (prior == nil || !prior.VLANRawDevice.Equal(v) || !prior.Node.Equal(m.Node)) {
-		refs = append(refs, ref{at: path.Root("vlan_raw_device"), attr: "vlan_raw_device", name: v.ValueString(), what: "VLAN raw device"})
+		refs = append(refs, ifaceRef{at: path.Root("vlan_raw_device"), attr: "vlan_raw_device", name: v.ValueString(), what: "VLAN raw device"})
 	}
 	// A dotted VLAN (bcm5720p0.60) rides on the part before the dot.
 	if m.Type.ValueString() == typeVLAN && (m.VLANRawDevice.IsNull() || m.VLANRawDevice.IsUnknown()) && (prior == nil || !prior.Node.Equal(m.Node)) {
 		if parent, _, ok := splitDottedVLAN(m.Iface.ValueString()); ok {
-			refs = append(refs, ref{path.Root("iface"), "iface", parent, "VLAN parent", m.Iface.ValueString()})
+			refs = append(refs, ifaceRef{path.Root("iface"), "iface", parent, "VLAN parent", m.Iface.ValueString()})
 		}
 	}
-	if len(refs) == 0 {
-		return
-	}
-	list, err := listNetwork(ctx, r.PD, node)
-	if err != nil {
-		return // the apply meets the real error
-	}
+	return refs
+}
+
+// reportMissingRefs errors for each of refs (of interface iface) that
+// neither list has nor the plan creates.
+func (r *nodeNetworkResource) reportMissingRefs(node, iface string, refs []ifaceRef, list *pve.NetworkList, diags *diag.Diagnostics) {
 	have := map[string]bool{}
 	var nics, others []string
 	for _, in := range list.Interfaces {
@@ -126,8 +144,8 @@ func (r *nodeNetworkResource) planRefs(ctx context.Context, req resource.ModifyP
 		if value == "" {
 			value = rf.name
 		}
-		resp.Diagnostics.AddAttributeError(rf.at,
-			fmt.Sprintf("Unable to plan %s %s: %s %s does not exist on node %s", nodeNetworkTypeName, networkID(node, m.Iface.ValueString()), rf.what, rf.name, node),
+		diags.AddAttributeError(rf.at,
+			fmt.Sprintf("Unable to plan %s %s: %s %s does not exist on node %s", nodeNetworkTypeName, networkID(node, iface), rf.what, rf.name, node),
 			fmt.Sprintf("%s = %q, but node %s has no interface %s. Its NICs: %s; its bridges, bonds and VLANs: %s. PVE would stage "+
 				"the change and refuse it when writing the file. Use one of those names, or create the interface with another "+
 				"pve_node_network and refer to it (%s) so that Terraform creates it first.",

@@ -87,7 +87,6 @@ func (r *nodeNetworkResource) Schema(ctx context.Context, _ resource.SchemaReque
 // interfaces) the type may change in place, so computed values are kept
 // only while the entry keeps its type.
 func ifaceSettingsAttributes(nested bool) map[string]schema.Attribute {
-	onlyFor := func(t string) string { return " Only for `type = \"" + t + "\"`." }
 	typeModifiers := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	typeChange := " Changing it replaces the interface."
 	keepString := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
@@ -98,6 +97,12 @@ func ifaceSettingsAttributes(nested bool) map[string]schema.Attribute {
 		keepString = []planmodifier.String{sameTypeStringPlanModifier{}}
 		keepInt64 = []planmodifier.Int64{sameTypeInt64PlanModifier{}}
 	}
+	return mergeAttributes(ifaceAddressAttributes(typeChange, typeModifiers), ifaceKindAttributes(keepString, keepInt64))
+}
+
+// ifaceAddressAttributes are the settings every interface type has: its
+// type, addresses, MTU, autostart and comment.
+func ifaceAddressAttributes(typeChange string, typeModifiers []planmodifier.String) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"type": schema.StringAttribute{
 			Required:            true,
@@ -140,6 +145,14 @@ func ifaceSettingsAttributes(nested bool) map[string]schema.Attribute {
 			Optional:            true,
 			MarkdownDescription: "Comment stored with the interface.",
 		},
+	}
+}
+
+// ifaceKindAttributes are the settings of one interface type each: a
+// bridge's, a bond's and a VLAN's.
+func ifaceKindAttributes(keepString []planmodifier.String, keepInt64 []planmodifier.Int64) map[string]schema.Attribute {
+	onlyFor := func(t string) string { return " Only for `type = \"" + t + "\"`." }
+	return map[string]schema.Attribute{
 		"bridge_ports": schema.ListAttribute{
 			ElementType:         types.StringType,
 			Optional:            true,

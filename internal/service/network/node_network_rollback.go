@@ -715,22 +715,36 @@ func (g *managementGuard) disarm(ctx context.Context) error {
 	}
 }
 
+// confirmWindow is how long the node has to answer after the reload, and
+// the time that ends: without a rollback timer all of timeout; with one,
+// half of the timer's time, as what is left is for disarming before it
+// fires.
+func (g *managementGuard) confirmWindow() (time.Duration, time.Time) {
+	if !g.armed {
+		return g.timeout, time.Now().Add(g.timeout)
+	}
+	window := g.timeout / 2
+	return window, g.armedAt.Add(window)
+}
+
+// reloadRefused undoes the staging and the rollback timer after PVE
+// refused to start the reload (nothing was applied), and returns why.
+func (g *managementGuard) reloadRefused(ctx context.Context, err error) error {
+	revertStaged(ctx, g.c, g.node)
+	if g.armed {
+		if derr := g.disarm(ctx); derr != nil {
+			return fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w\n\n%w", err, derr)
+		}
+	}
+	return fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w", err)
+}
+
 // reload applies the staged change behind the guard and confirms the node
 // still answers; see the comment on the constants above.
 func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 	defer g.pd.NodeNetworkChanged(ctx, g.node)
 	tflog.Info(ctx, "applying a change of the management path", map[string]any{"node": g.node, "change": g.change, "rollback_armed": g.armed})
-	// The confirmation has until half of the timer's time: what is left
-	// is for disarming before it fires.
-	window := g.timeout / 2
-	if !g.armed {
-		window = g.timeout
-	}
-	start := time.Now()
-	if g.armed {
-		start = g.armedAt
-	}
-	confirmBy := start.Add(window)
+	window, confirmBy := g.confirmWindow()
 
 	var warnings []string
 	var taskErr, noAnswer error
@@ -738,14 +752,7 @@ func (g *managementGuard) reload(ctx context.Context) ([]string, error) {
 	if err != nil {
 		var apiErr *pve.APIError
 		if errors.As(err, &apiErr) && apiErr.StatusCode < 595 {
-			// PVE refused: nothing was applied.
-			revertStaged(ctx, g.c, g.node)
-			if g.armed {
-				if derr := g.disarm(ctx); derr != nil {
-					return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w\n\n%w", err, derr)
-				}
-			}
-			return nil, fmt.Errorf("staging succeeded but the network reload could not be started (the staged change was reverted): %w", err)
+			return nil, g.reloadRefused(ctx, err)
 		}
 		// No answer: the reload may be running; the confirmation decides.
 		noAnswer = err

@@ -263,90 +263,15 @@ func (r *nicRingResource) apply(ctx context.Context, action string, plan, config
 		return plan, false
 	}
 	defer unlock()
-	info, err := readNIC(ctx, ex, node, iface)
-	if err != nil {
-		fail(err)
-		return plan, false
-	}
 	// Sizes the configuration leaves unset are not touched.
 	rx, tx := configured(config)
-	var args []string
-	var undo []string
-	for _, c := range []struct {
-		attr string
-		want *int
-		cur  int
-	}{{"rx", rx, info.rx}, {"tx", tx, info.tx}} {
-		if c.want == nil {
-			continue
-		}
-		if msg := checkRing(info, iface, c.attr, *c.want); msg != "" {
-			fail(errors.New(msg))
-			return plan, false
-		}
-		if *c.want != c.cur {
-			args = append(args, c.attr, strconv.Itoa(*c.want))
-			undo = append(undo, c.attr, strconv.Itoa(c.cur))
-		}
-	}
-	if len(args) > 0 {
-		tflog.Info(ctx, "setting NIC ring sizes", map[string]any{"node": node, "iface": iface, "args": args})
-		if _, err := ex.Run(ctx, node, nodeexec.Cmd("ethtool", "-G", iface).Arg(args...)); err != nil {
-			fail(err)
-			return plan, false
-		}
-		got, err := readNIC(ctx, ex, node, iface)
-		if err != nil {
-			fail(err)
-			return plan, false
-		}
-		var changed, use []string
-		if rx != nil && got.rx != *rx {
-			changed = append(changed, fmt.Sprintf("rx %d instead of %d", got.rx, *rx))
-			use = append(use, fmt.Sprintf("rx = %d", got.rx))
-		}
-		if tx != nil && got.tx != *tx {
-			changed = append(changed, fmt.Sprintf("tx %d instead of %d", got.tx, *tx))
-			use = append(use, fmt.Sprintf("tx = %d", got.tx))
-		}
-		if len(changed) > 0 {
-			restored := "restored the previous sizes"
-			if _, err := ex.Run(ctx, node, nodeexec.Cmd("ethtool", "-G", iface).Arg(undo...)); err != nil {
-				restored = "could not restore the previous sizes: " + err.Error()
-			}
-			fail(fmt.Errorf("the %s driver of %s applied %s; the provider %s. Set values the driver keeps (such as %s), so that "+
-				"what Terraform records is what the NIC runs", orUnknown(got.driver), iface, strings.Join(changed, " and "), restored, strings.Join(use, ", ")))
-			return plan, false
-		}
-	}
-	want := ringUnit(iface, rx, tx)
-	cur, exists, err := readOptionalFile(ctx, ex, node, ringUnitPath(iface))
-	if err != nil {
+	if err := setRings(ctx, ex, node, iface, rx, tx); err != nil {
 		fail(err)
 		return plan, false
 	}
-	if !exists || string(cur) != want {
-		if err := ex.WriteFile(ctx, node, nodeexec.File{Path: ringUnitPath(iface), Content: []byte(want), Mode: 0o644}); err != nil {
-			fail(err)
-			return plan, false
-		}
-	}
-	props, err := unitProps(ctx, ex, node, ringUnitName(iface), "UnitFileState", "NeedDaemonReload")
-	if err != nil {
+	if err := installRingUnit(ctx, ex, node, iface, rx, tx); err != nil {
 		fail(err)
 		return plan, false
-	}
-	if props["NeedDaemonReload"] == "yes" || props["UnitFileState"] == "" {
-		if err := daemonReload(ctx, ex, node); err != nil {
-			fail(err)
-			return plan, false
-		}
-	}
-	if props["UnitFileState"] != "enabled" {
-		if _, err := ex.Run(ctx, node, nodeexec.Cmd("systemctl", "enable", ringUnitName(iface))); err != nil {
-			fail(err)
-			return plan, false
-		}
 	}
 	m := plan
 	found, err := r.read(ctx, &m, nil)
@@ -362,6 +287,94 @@ func (r *nicRingResource) apply(ctx context.Context, action string, plan, config
 		return plan, false
 	}
 	return m, true
+}
+
+// setRings sets the NIC's ring sizes rx and tx (nil: left as they are)
+// with ethtool when they differ, and puts the previous sizes back when the
+// driver applied other sizes than asked.
+func setRings(ctx context.Context, ex *nodeexec.Pool, node, iface string, rx, tx *int) error {
+	info, err := readNIC(ctx, ex, node, iface)
+	if err != nil {
+		return err
+	}
+	var args []string
+	var undo []string
+	for _, c := range []struct {
+		attr string
+		want *int
+		cur  int
+	}{{"rx", rx, info.rx}, {"tx", tx, info.tx}} {
+		if c.want == nil {
+			continue
+		}
+		if msg := checkRing(info, iface, c.attr, *c.want); msg != "" {
+			return errors.New(msg)
+		}
+		if *c.want != c.cur {
+			args = append(args, c.attr, strconv.Itoa(*c.want))
+			undo = append(undo, c.attr, strconv.Itoa(c.cur))
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	tflog.Info(ctx, "setting NIC ring sizes", map[string]any{"node": node, "iface": iface, "args": args})
+	if _, err := ex.Run(ctx, node, nodeexec.Cmd("ethtool", "-G", iface).Arg(args...)); err != nil {
+		return err
+	}
+	got, err := readNIC(ctx, ex, node, iface)
+	if err != nil {
+		return err
+	}
+	var changed, use []string
+	if rx != nil && got.rx != *rx {
+		changed = append(changed, fmt.Sprintf("rx %d instead of %d", got.rx, *rx))
+		use = append(use, fmt.Sprintf("rx = %d", got.rx))
+	}
+	if tx != nil && got.tx != *tx {
+		changed = append(changed, fmt.Sprintf("tx %d instead of %d", got.tx, *tx))
+		use = append(use, fmt.Sprintf("tx = %d", got.tx))
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	restored := "restored the previous sizes"
+	if _, err := ex.Run(ctx, node, nodeexec.Cmd("ethtool", "-G", iface).Arg(undo...)); err != nil {
+		restored = "could not restore the previous sizes: " + err.Error()
+	}
+	return fmt.Errorf("the %s driver of %s applied %s; the provider %s. Set values the driver keeps (such as %s), so that "+
+		"what Terraform records is what the NIC runs", orUnknown(got.driver), iface, strings.Join(changed, " and "), restored, strings.Join(use, ", "))
+}
+
+// installRingUnit writes the unit that sets the sizes again at boot (when
+// its content differs), reloads systemd when it needs to, and enables the
+// unit.
+func installRingUnit(ctx context.Context, ex *nodeexec.Pool, node, iface string, rx, tx *int) error {
+	want := ringUnit(iface, rx, tx)
+	cur, exists, err := readOptionalFile(ctx, ex, node, ringUnitPath(iface))
+	if err != nil {
+		return err
+	}
+	if !exists || string(cur) != want {
+		if err := ex.WriteFile(ctx, node, nodeexec.File{Path: ringUnitPath(iface), Content: []byte(want), Mode: 0o644}); err != nil {
+			return err
+		}
+	}
+	props, err := unitProps(ctx, ex, node, ringUnitName(iface), "UnitFileState", "NeedDaemonReload")
+	if err != nil {
+		return err
+	}
+	if props["NeedDaemonReload"] == "yes" || props["UnitFileState"] == "" {
+		if err := daemonReload(ctx, ex, node); err != nil {
+			return err
+		}
+	}
+	if props["UnitFileState"] != "enabled" {
+		if _, err := ex.Run(ctx, node, nodeexec.Cmd("systemctl", "enable", ringUnitName(iface))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *nicRingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -139,14 +139,6 @@ func (r *serviceResource) apply(ctx context.Context, action string, plan service
 	node, unit := plan.Node.ValueString(), plan.Unit.ValueString()
 	id := node + "/" + unit
 	fail := func(err error) { framework.AddUnable(diags, action, "service", id, err) }
-	systemctl := func(args ...string) bool {
-		tflog.Info(ctx, "systemctl", map[string]any{"node": node, "args": args})
-		if _, err := ex.Run(ctx, node, nodeexec.Cmd("systemctl", args...)); err != nil {
-			fail(err)
-			return false
-		}
-		return true
-	}
 	unlock, err := ex.Lock(ctx, node)
 	if err != nil {
 		fail(err)
@@ -173,56 +165,77 @@ func (r *serviceResource) apply(ctx context.Context, action string, plan service
 			fmt.Sprintf("The unit file or drop-ins of %s on node %s changed on disk without a systemctl daemon-reload, so systemd still uses the old "+
 				"ones. Set daemon_reload = true on the pve_node_file that writes them.", unit, node))
 	}
-	if !plan.Enabled.IsNull() && plan.Enabled.ValueBool() != cur.enabled() {
-		switch cur.fileState {
-		case "static", "indirect", "generated", "transient":
-			fail(fmt.Errorf("%s is %s on node %s: it has no [Install] section to enable or disable (it is started by other units); remove enabled", unit, cur.fileState, node))
-			return false
-		}
-		verb := "disable"
-		if plan.Enabled.ValueBool() {
-			verb = "enable"
-		}
-		if !systemctl(verb, unit) {
-			return false
-		}
-	}
-	started := false
-	if !plan.Running.IsNull() && plan.Running.ValueBool() != cur.running() {
-		verb := "stop"
-		if plan.Running.ValueBool() {
-			verb, started = "start", true
-		}
-		if !systemctl(verb, unit) {
-			return false
-		}
-	}
-	// Triggers restart the unit when they change (on create: a unit that
-	// already runs, as its configuration may have changed in this apply).
-	triggered := len(plan.Triggers.Elements()) > 0 && (prior == nil || !prior.Triggers.Equal(plan.Triggers))
-	if triggered && !started && (plan.Running.IsNull() || plan.Running.ValueBool()) {
-		verb := "try-restart"
-		if prior != nil && !plan.Running.IsNull() {
-			verb = "restart"
-		}
-		if !systemctl(verb, unit) {
-			return false
-		}
-	}
-	got, err := readUnit(ctx, ex, node, unit)
+	verbs, err := plan.systemctlVerbs(cur, prior, node)
 	if err != nil {
 		fail(err)
 		return false
 	}
-	if !plan.Enabled.IsNull() && got.enabled() != plan.Enabled.ValueBool() {
-		fail(fmt.Errorf("%s is %s after systemctl enable/disable", unit, got.fileState))
-		return false
+	for _, verb := range verbs {
+		tflog.Info(ctx, "systemctl", map[string]any{"node": node, "args": []string{verb, unit}})
+		if _, err := ex.Run(ctx, node, nodeexec.Cmd("systemctl", verb, unit)); err != nil {
+			fail(err)
+			return false
+		}
 	}
-	if !plan.Running.IsNull() && got.running() != plan.Running.ValueBool() {
-		fail(fmt.Errorf("%s is %s after systemctl start/stop; see journalctl -u %s on node %s", unit, got.active, unit, node))
+	got, err := readUnit(ctx, ex, node, unit)
+	if err == nil {
+		err = plan.checkApplied(got, node)
+	}
+	if err != nil {
+		fail(err)
 		return false
 	}
 	return true
+}
+
+// systemctlVerbs are the systemctl commands, in order, that bring the unit
+// from cur to m: enable or disable, start or stop, and a restart when the
+// triggers changed.
+func (m *serviceModel) systemctlVerbs(cur unitState, prior *serviceModel, node string) ([]string, error) {
+	unit := m.Unit.ValueString()
+	var verbs []string
+	if !m.Enabled.IsNull() && m.Enabled.ValueBool() != cur.enabled() {
+		switch cur.fileState {
+		case "static", "indirect", "generated", "transient":
+			return nil, fmt.Errorf("%s is %s on node %s: it has no [Install] section to enable or disable (it is started by other units); remove enabled", unit, cur.fileState, node)
+		}
+		verb := "disable"
+		if m.Enabled.ValueBool() {
+			verb = "enable"
+		}
+		verbs = append(verbs, verb)
+	}
+	started := false
+	if !m.Running.IsNull() && m.Running.ValueBool() != cur.running() {
+		verb := "stop"
+		if m.Running.ValueBool() {
+			verb, started = "start", true
+		}
+		verbs = append(verbs, verb)
+	}
+	// Triggers restart the unit when they change (on create: a unit that
+	// already runs, as its configuration may have changed in this apply).
+	triggered := len(m.Triggers.Elements()) > 0 && (prior == nil || !prior.Triggers.Equal(m.Triggers))
+	if triggered && !started && (m.Running.IsNull() || m.Running.ValueBool()) {
+		verb := "try-restart"
+		if prior != nil && !m.Running.IsNull() {
+			verb = "restart"
+		}
+		verbs = append(verbs, verb)
+	}
+	return verbs, nil
+}
+
+// checkApplied errors when the unit, as read back, is not as m wants it.
+func (m *serviceModel) checkApplied(got unitState, node string) error {
+	unit := m.Unit.ValueString()
+	if !m.Enabled.IsNull() && got.enabled() != m.Enabled.ValueBool() {
+		return fmt.Errorf("%s is %s after systemctl enable/disable", unit, got.fileState)
+	}
+	if !m.Running.IsNull() && got.running() != m.Running.ValueBool() {
+		return fmt.Errorf("%s is %s after systemctl start/stop; see journalctl -u %s on node %s", unit, got.active, unit, node)
+	}
+	return nil
 }
 
 func (r *serviceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
