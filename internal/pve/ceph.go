@@ -309,8 +309,11 @@ func decodeCephStatus(raw json.RawMessage) (*CephStatus, error) {
 			} `json:"checks"`
 		} `json:"health"`
 		QuorumNames []flexString `json:"quorum_names"`
-		Monmap      struct {
-			NumMons flexInt `json:"num_mons"`
+		// PVE replaces Ceph's monmap summary (num_mons) with the whole
+		// `mon dump` (mons); both are read.
+		Monmap struct {
+			NumMons flexInt           `json:"num_mons"`
+			Mons    []json.RawMessage `json:"mons"`
 		} `json:"monmap"`
 		Osdmap struct {
 			NumOSDs   flexInt `json:"num_osds"`
@@ -334,7 +337,7 @@ func decodeCephStatus(raw json.RawMessage) (*CephStatus, error) {
 		return nil, fmt.Errorf("decode ceph status: %w", err)
 	}
 	st := &CephStatus{FSID: string(w.FSID), Health: string(w.Health.Status), Checks: map[string]CephHealthCheck{},
-		NumMons: int64(w.Monmap.NumMons), NumOSDs: int64(w.Osdmap.NumOSDs), NumUpOSDs: int64(w.Osdmap.NumUpOSDs),
+		NumMons: max(int64(w.Monmap.NumMons), int64(len(w.Monmap.Mons))), NumOSDs: int64(w.Osdmap.NumOSDs), NumUpOSDs: int64(w.Osdmap.NumUpOSDs),
 		NumInOSDs: int64(w.Osdmap.NumInOSDs), NumPGs: int64(w.Pgmap.NumPGs), PGsByState: map[string]int64{},
 		DegradedObjects: int64(w.Pgmap.DegradedObjects), MisplacedObjects: int64(w.Pgmap.MisplacedObjects),
 		MgrAvailable: bool(w.Mgrmap.Available), Raw: bytes.Clone(raw)}

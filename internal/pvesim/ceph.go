@@ -318,7 +318,7 @@ func cephCfgDB(c *call) (any, *apiError) {
 			section, mask, _ := configSection(sec)
 			level, runtime := "unknown", 0
 			if o := cephOptions[k]; o != nil {
-				level, runtime = o.level, boolInt(o.runtime)
+				level, runtime = o.level, boolInt(o.canUpdateAtRuntime())
 			}
 			out = append(out, map[string]any{"section": section, "name": k, "value": cs.ConfigDB[sec][k],
 				"level": level, "mask": mask, "can_update_at_runtime": runtime})
@@ -452,9 +452,6 @@ func (s *Sim) cephStatusJSON(cs *cephState) map[string]any {
 	}
 	mgrmap := map[string]any{"available": mgr != nil, "num_standbys": standbys,
 		"modules": []string{"iostat", "nfs", "restful"}, "services": map[string]any{}}
-	if mgr != nil {
-		mgrmap["active_name"] = mgr.ID
-	}
 	return map[string]any{
 		"fsid":           cs.FSID,
 		"health":         map[string]any{"status": health, "checks": checks, "mutes": []any{}},
@@ -470,12 +467,18 @@ func (s *Sim) cephStatusJSON(cs *cephState) map[string]any {
 	}
 }
 
+// cephStatus is PVE's ceph_cluster_status: Ceph's `status`, with the
+// health in detail and, since Octopus left them out of status, the whole
+// `mon dump` as monmap and `mgr dump` as mgrmap (PVE/Ceph/Tools.pm).
 func cephStatus(c *call) (any, *apiError) {
 	cs, err := c.s.cephLocked(c)
 	if err != nil {
 		return nil, err
 	}
-	return c.s.cephStatusJSON(cs), nil
+	st := c.s.cephStatusJSON(cs)
+	st["monmap"] = c.s.monDumpJSON(cs)
+	st["mgrmap"] = c.s.mgrDumpJSON(cs)
+	return st, nil
 }
 
 func cephCmdSafety(c *call) (any, *apiError) {

@@ -580,10 +580,11 @@ func (cs *cephState) safeToDestroy(id int) (bool, string) {
 		return true, "" // "clearly safe to destroy": it is gone
 	}
 	if pgs := cs.storedPGs(id); len(pgs) > 0 {
-		return false, fmt.Sprintf("OSD(s) %d have %d pgs currently mapped to them.", id, len(pgs))
+		// DaemonServer ends each sentence with a space (Ceph 16, make testlab).
+		return false, fmt.Sprintf("OSD(s) %d have %d pgs currently mapped to them. ", id, len(pgs))
 	}
 	if !o.isUp() && !cs.allActiveClean() {
-		return false, fmt.Sprintf("OSD(s) %d have no reported stats, and not all PGs are active+clean; we cannot draw any conclusions.", id)
+		return false, fmt.Sprintf("OSD(s) %d have no reported stats, and not all PGs are active+clean; we cannot draw any conclusions. ", id)
 	}
 	return true, ""
 }

@@ -164,6 +164,8 @@ func sshCeph(x *sshExec) int {
 		return c.tell()
 	case w[0] == "osd" && len(w) > 1:
 		return c.osd()
+	case w[0] == "mon" && len(w) == 2 && w[1] == "dump":
+		return c.monDump()
 	case w[0] == "mon" && len(w) > 1 && w[1] == "ok-to-stop":
 		return c.monOkToStop()
 	case w[0] == "quorum_status":

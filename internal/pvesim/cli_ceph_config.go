@@ -52,7 +52,10 @@ func (c *cephCmd) config() int {
 		name := normalizeKeyName(w[2])
 		o := cephOptions[name]
 		if o == nil {
-			return c.fail(errnoENOENT, "configuration option '%s' not recognized", name)
+			// ConfigMonitor writes its "configuration option '<name>' not
+			// recognized" into a stream that shadows the reply's: the
+			// reply says nothing (Ceph 16 here and Ceph's main branch).
+			return c.fail(errnoENOENT, "")
 		}
 		if c.json() {
 			c.outJSON(o.helpJSON())
@@ -168,7 +171,7 @@ func (c *cephCmd) configGet(who, key string) int {
 
 func optionMeta(name string) (string, bool) {
 	if o := cephOptions[name]; o != nil {
-		return o.level, o.runtime
+		return o.level, o.canUpdateAtRuntime()
 	}
 	return "unknown", false
 }

@@ -49,7 +49,6 @@ func shorten(b []byte) string {
 // configEntry is one entry of `ceph config dump`.
 type configEntry struct {
 	Section, Name, Value, Mask string
-	Runtime                    bool
 }
 
 func (c cephCLI) configDump(ctx context.Context) ([]configEntry, error) {
@@ -58,14 +57,13 @@ func (c cephCLI) configDump(ctx context.Context) ([]configEntry, error) {
 		Name    string `json:"name"`
 		Value   string `json:"value"`
 		Mask    string `json:"mask"`
-		Runtime bool   `json:"can_update_at_runtime"`
 	}
 	if err := c.json(ctx, &wire, "config", "dump"); err != nil {
 		return nil, err
 	}
 	out := make([]configEntry, 0, len(wire))
 	for _, w := range wire {
-		out = append(out, configEntry{Section: w.Section, Name: w.Name, Value: w.Value, Mask: w.Mask, Runtime: w.Runtime})
+		out = append(out, configEntry{Section: w.Section, Name: w.Name, Value: w.Value, Mask: w.Mask})
 	}
 	return out, nil
 }
@@ -75,8 +73,15 @@ type optionInfo struct {
 	Name     string   `json:"name"`
 	Type     string   `json:"type"`
 	Services []string `json:"services"`
-	Runtime  bool     `json:"can_update_at_runtime"`
+	// Flags holds "runtime" when running daemons observe a change. Not
+	// can_update_at_runtime: Ceph says true there for every number and
+	// bool, observed or not (bdev_enable_discard takes effect only when
+	// the OSD restarts; real Ceph, make testlab).
+	Flags []string `json:"flags"`
 }
+
+// observed reports whether running daemons apply a change of the option.
+func (o *optionInfo) observed() bool { return containsString(o.Flags, "runtime") }
 
 // optionHelp returns the option's description, or nil when Ceph does not
 // know it (ENOENT).

@@ -431,7 +431,7 @@ func restartKinds(ctx context.Context, cli cephCLI, target, who, key string, cac
 		}
 		cache[key] = info
 	}
-	if target == targetConfigDB && (info == nil || info.Runtime) {
+	if target == targetConfigDB && (info == nil || info.observed()) {
 		return false, nil, nil // the daemons apply it when the monitors send it
 	}
 	if info == nil || len(info.Services) == 0 {

@@ -97,6 +97,33 @@ func dumpOf(t *testing.T, ex *nodeexec.Pool, node string) (map[string]map[string
 	return out, nil
 }
 
+// waitOSDUp waits (at most a minute) until the OSD is up in the OSD map.
+func waitOSDUp(t *testing.T, e *acctest.Env, node string, id int) {
+	t.Helper()
+	ex := e.NodeExec(t)
+	for deadline := time.Now().Add(time.Minute); ; {
+		res, err := ex.Run(context.Background(), node, nodeexec.Cmd("ceph", "osd", "dump", "--format", "json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			OSDs []struct{ OSD, Up int } `json:"osds"`
+		}
+		if err := json.Unmarshal(res.Stdout, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range d.OSDs {
+			if o.OSD == id && o.Up == 1 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("osd.%d not up after a minute", id)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // checkDB asserts what Ceph's config database holds for who: each key's
 // value, "" meaning the key is absent.
 func checkDB(t *testing.T, e *acctest.Env, who string, want map[string]string) resource.TestCheckFunc {
@@ -429,7 +456,7 @@ resource "pve_ceph_config" "osd" {
 			{Config: one("osd", "osd_memory_targett", "8G"),
 				ExpectError: errorRE(`(?s)Unable to Create Ceph configuration config_db/osd.*Error EINVAL: unrecognized config option 'osd_memory_targett'`)},
 			{Config: one("osd", "osd_crush_update_on_start", "maybe"),
-				ExpectError: errorRE(`(?s)Error EINVAL: error parsing value: strict_strtol: expected integer, got: 'maybe'`)},
+				ExpectError: errorRE(`(?s)Error EINVAL: error parsing value: Expected option value to be integer, got\s+'maybe'`)},
 		},
 	})
 	if e.Sim != nil {
@@ -506,6 +533,9 @@ func TestAccCephConfig_referenceLab(t *testing.T) {
 					if e.Sim != nil {
 						e.Sim.CephAdvance(time.Minute)
 					}
+					// noout stays until the OSD is back, as an operator
+					// does (a real OSD takes seconds to boot; make testlab)
+					waitOSDUp(t, e, "z2g4c", 5)
 					sshRun(t, e, "z2g4c", "ceph", "osd", "unset-group", "noout", "z2g4c")
 				},
 				Config: e.Config(client, osd("false", "none")),

@@ -200,15 +200,18 @@ func statusFromAPI(ctx context.Context, st *pve.CephStatus, flags map[string]boo
 
 	var mgr struct {
 		Mgrmap struct {
-			Available   bool   `json:"available"`
-			ActiveName  string `json:"active_name"`
-			NumStandbys int64  `json:"num_standbys"`
+			Available  bool   `json:"available"`
+			ActiveName string `json:"active_name"`
+			// PVE answers with the whole `mgr dump` (standbys); Ceph's
+			// own status has only the count.
+			Standbys    []json.RawMessage `json:"standbys"`
+			NumStandbys int64             `json:"num_standbys"`
 		} `json:"mgrmap"`
 	}
 	_ = json.Unmarshal(st.Raw, &mgr) // optional fields; the typed decode already succeeded
 	m.Managers, diags = types.ObjectValue(statusManagerTypes, map[string]attr.Value{
 		"available": types.BoolValue(st.MgrAvailable), "active": types.StringValue(mgr.Mgrmap.ActiveName),
-		"standbys": types.Int64Value(mgr.Mgrmap.NumStandbys)})
+		"standbys": types.Int64Value(max(mgr.Mgrmap.NumStandbys, int64(len(mgr.Mgrmap.Standbys))))})
 	all.Append(diags...)
 
 	m.OSDs, diags = types.ObjectValue(statusOSDTypes, map[string]attr.Value{
