@@ -65,6 +65,10 @@ func NewWithOptions(t *testing.T, opts pvesim.Options) *Env {
 	if opts.PVERelease == "" {
 		opts.PVERelease = os.Getenv("PVESIM_RELEASE")
 	}
+	// make testlab: a real Ceph lab behind the nodes' `ceph` and Ceph units.
+	if dir := os.Getenv("PVESIM_REAL_CEPH"); dir != "" && opts.RealCeph == nil {
+		opts.RealCeph = &pvesim.RealCeph{Dir: dir, Control: os.Getenv("PVESIM_REAL_CEPH_CONTROL")}
+	}
 	sim, err := pvesim.Start(opts)
 	if err != nil {
 		t.Fatalf("start pvesim: %v", err)

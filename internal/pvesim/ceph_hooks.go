@@ -42,9 +42,15 @@ func (s *Sim) SetCephInstalled(node, codename string) error {
 	return nil
 }
 
+// With a real Ceph lab (Options.RealCeph) the records of restarts below
+// are what its watcher saw of the real cluster.
+
 // CephMaxHostsDownAtOnce is the most hosts that had at least one down OSD
 // at the same time since Ceph was initialised (restarts, crashes, power).
 func (s *Sim) CephMaxHostsDownAtOnce() int {
+	if s.realCeph != nil {
+		return s.realCeph.observed().maxHostsDown
+	}
 	n := 0
 	s.forEachCeph(func(cs *cephState) { n = max(n, cs.cli().MaxHostsDown) })
 	return n
@@ -61,6 +67,9 @@ func (s *Sim) CephMaxMonsDownAtOnce() int {
 // CephDownHistory lists every change of the set of hosts with a down OSD,
 // as "t=<simulated seconds>s hosts with down OSDs: a,b".
 func (s *Sim) CephDownHistory() []string {
+	if s.realCeph != nil {
+		return s.realCeph.observed().downLog
+	}
 	var out []string
 	s.forEachCeph(func(cs *cephState) { out = append(out, cs.cli().DownLog...) })
 	return out
@@ -70,6 +79,9 @@ func (s *Sim) CephDownHistory() []string {
 // neither the cluster's noout nor a group noout (OSD, host, class) kept
 // them from being marked out.
 func (s *Sim) CephDownWithoutNoout() []string {
+	if s.realCeph != nil {
+		return s.realCeph.observed().downWithoutNoout
+	}
 	var out []string
 	s.forEachCeph(func(cs *cephState) { out = append(out, cs.cli().DownWithoutNoout...) })
 	return out
@@ -78,6 +90,9 @@ func (s *Sim) CephDownWithoutNoout() []string {
 // CephNooutSet lists where noout is set: "cluster", "osd.N", "host NAME"
 // or "class NAME".
 func (s *Sim) CephNooutSet() []string {
+	if s.realCeph != nil {
+		return s.realCeph.observed().nooutSet
+	}
 	var out []string
 	s.forEachCeph(func(cs *cephState) {
 		if cs.Flags["noout"] {
@@ -146,6 +161,9 @@ func (s *Sim) CephConfigDB() map[string]map[string]string {
 // CephDaemonStarts returns when each daemon's unit last started
 // (ActiveEnterTimestamp; zero for daemons running since boot).
 func (s *Sim) CephDaemonStarts() map[string]time.Time {
+	if s.realCeph != nil {
+		return s.realCeph.starts()
+	}
 	out := map[string]time.Time{}
 	s.forEachCeph(func(cs *cephState) {
 		for n, d := range cs.cli().Daemons {
@@ -164,6 +182,9 @@ func (s *Sim) CephAdvance(d time.Duration) {
 // CephMinSizeViolations lists every time a PG had fewer than min_size
 // copies up (I/O blocked), since init.
 func (s *Sim) CephMinSizeViolations() []string {
+	if s.realCeph != nil {
+		return s.realCeph.observed().belowMinSize
+	}
 	var out []string
 	s.forEachCeph(func(cs *cephState) { out = append(out, cs.MinSizeViolations...) })
 	return out

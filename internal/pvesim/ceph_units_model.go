@@ -55,6 +55,10 @@ func cephUnits() *unitHook {
 				return nil
 			}
 			d := cs.daemon(name)
+			if r := x.s.realCeph; r != nil {
+				active, since := r.unit(name)
+				return &simUnit{Enabled: d.Enabled, Active: active, Since: since.UnixMicro()}
+			}
 			return &simUnit{Enabled: d.Enabled, Active: x.s.unitState(cs, name), Since: d.Since.UnixMicro()}
 		},
 		set: func(x *sshExec, unit string, u *simUnit, verb string) {
@@ -85,6 +89,16 @@ func cephUnits() *unitHook {
 			}
 			failed := false
 			for _, n := range names {
+				if r := x.s.realCeph; r != nil {
+					// The real daemon, not the model's: the model's clock
+					// would otherwise decide when the OSD is back.
+					if err := r.daemon(verb, n); err != nil {
+						x.errf("%v\n", err)
+						failed = true
+					}
+					_, cs.daemon(n).Since = r.unit(n)
+					continue
+				}
 				if !x.s.daemonOp(cs, n, verb) {
 					failed = true
 				}

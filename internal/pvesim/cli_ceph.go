@@ -66,6 +66,9 @@ func (c *cephCmd) invalid(detail string) int {
 }
 
 func sshCeph(x *sshExec) int {
+	if x.s.realCeph != nil && x.root {
+		return x.s.realCeph.forward(x)
+	}
 	c := &cephCmd{x: x, s: x.s}
 	args := x.argv[1:]
 	for i := 0; i < len(args); i++ {

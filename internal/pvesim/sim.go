@@ -67,6 +67,9 @@ type Options struct {
 	// FaultSeed seeds the faults' draws (a Fault.Rate): the same seed and
 	// faults give the same requests the same faults (faults.go).
 	FaultSeed int64
+	// RealCeph puts a real Ceph lab behind the nodes' `ceph` command and
+	// Ceph units (ceph_real.go; make testlab). nil: Ceph is the model.
+	RealCeph *RealCeph
 }
 
 // NodeInfo describes one node's listener and credentials.
@@ -116,7 +119,10 @@ const tokenID = "root@pam!terraform"
 
 // Sim is a running simulator.
 type Sim struct {
-	opts Options
+	// realCeph is the real Ceph lab behind `ceph` and the Ceph units
+	// (Options.RealCeph), nil for the model alone.
+	realCeph *realCeph
+	opts     Options
 
 	// mu guards st, tasks and faults. Handlers run entirely under it, which
 	// also serialises network writes per node as PVE's lock file does.
@@ -236,6 +242,11 @@ func Start(opts Options) (*Sim, error) {
 	s.routes = buildRoutes(rel)
 	s.tree = newRouteTree(s.routes)
 	s.nodeOS = buildNodeOS()
+	if opts.RealCeph != nil {
+		if s.realCeph, err = newRealCeph(*opts.RealCeph); err != nil {
+			return nil, err
+		}
+	}
 
 	var st *simState
 	if opts.StatePath != "" {
@@ -347,6 +358,9 @@ func (s *Sim) Close() error {
 		}
 		s.closeSSH()
 		s.wg.Wait()
+		if s.realCeph != nil {
+			s.realCeph.close()
+		}
 		s.mu.Lock()
 		s.saveLocked()
 		s.mu.Unlock()
