@@ -341,6 +341,10 @@ env_() {
 	echo "PVESIM_REAL_CEPH=$D PVESIM_REAL_CEPH_CONTROL=$ROOT/scripts/testlab.sh"
 }
 
+# The tests of this tier: the CLI conformance test, and acceptance tests unchanged from make test whose Ceph
+# side runs on the real cluster.
+TESTS='^(TestRealCephCLIConformance|TestAccCephConfig_referenceLab|TestAccCephFlags_lifecycle|TestAccCephPool_lifecycle)$'
+
 run() {
 	trap 'down; log "lab removed"' EXIT
 	up
@@ -349,7 +353,7 @@ run() {
 	# shellcheck source=env.sh
 	. "$ROOT/scripts/env.sh"
 	cd "$ROOT"
-	TF_ACC=1 go test -count=1 -p 1 -timeout 14m -run "${T:-RealCeph|TestAccCephConfig_referenceLab}" ./internal/pvesim/ ./internal/service/ceph/
+	TF_ACC=1 go test -count=1 -p 1 -parallel 1 -timeout 14m -run "${T:-$TESTS}" ./internal/pvesim/ ./internal/service/ceph/
 }
 
 case "${1:-run}" in

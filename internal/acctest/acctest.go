@@ -73,7 +73,11 @@ func NewWithOptions(t *testing.T, opts pvesim.Options) *Env {
 	if err != nil {
 		t.Fatalf("start pvesim: %v", err)
 	}
-	t.Cleanup(func() { _ = sim.Close() })
+	t.Cleanup(func() {
+		if err := sim.Close(); err != nil {
+			t.Errorf("close pvesim: %v", err)
+		}
+	})
 	info := sim.Info()
 	e := &Env{Sim: sim, endpoint: info.Endpoint, token: info.APIToken, fingerprint: info.TLSFingerprint, rootPassword: info.RootPassword}
 	for _, n := range info.Nodes {

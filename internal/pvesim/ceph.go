@@ -94,12 +94,23 @@ func registerCeph(t *routeTable) {
 		if err != nil {
 			return nil, err
 		}
-		return boolInt(cs.Flags[c.params["flag"]]), nil
+		flags := cs.Flags
+		if r := c.s.realCeph; r != nil {
+			if flags, err = r.flagsOrDie(); err != nil {
+				return nil, err
+			}
+		}
+		return boolInt(flags[c.params["flag"]]), nil
 	}})
 	t.add("PUT", "/cluster/ceph/flags/{flag}", &method{params: schema{"flag": pEnum(cephFlagNames...).req(), "value": param{typ: tBoolean}}, handler: func(c *call) (any, *apiError) {
 		cs, err := c.s.cephLocked(c)
 		if err != nil {
 			return nil, err
+		}
+		if r := c.s.realCeph; r != nil {
+			if err := r.setFlag(c.params["flag"], c.params["value"] == "1"); err != nil {
+				return nil, die("%s", err.Error())
+			}
 		}
 		cs.Flags[c.params["flag"]] = c.params["value"] == "1"
 		cs.Epoch++
@@ -475,6 +486,13 @@ func cephStatus(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	if r := c.s.realCeph; r != nil {
+		st, err := r.status()
+		if err != nil {
+			return nil, die("%s", err.Error())
+		}
+		return st, nil
+	}
 	st := c.s.cephStatusJSON(cs)
 	st["monmap"] = c.s.monDumpJSON(cs)
 	st["mgrmap"] = c.s.mgrDumpJSON(cs)
@@ -587,9 +605,15 @@ func cephGetFlags(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	flags := cs.Flags
+	if r := c.s.realCeph; r != nil {
+		if flags, err = r.flagsOrDie(); err != nil {
+			return nil, err
+		}
+	}
 	out := []map[string]any{}
 	for _, f := range cephFlagNames {
-		out = append(out, map[string]any{"name": f, "description": cephFlagDescr[f], "value": boolInt(cs.Flags[f])})
+		out = append(out, map[string]any{"name": f, "description": cephFlagDescr[f], "value": boolInt(flags[f])})
 	}
 	return out, nil
 }
@@ -610,9 +634,16 @@ func cephSetFlags(c *call) (any, *apiError) {
 	return s.startTaskLocked(c, "cephsetflags", "", func(t *task) (int, error) {
 		s.cephTickLocked(cs)
 		for _, f := range cephFlagNames {
-			if v, ok := set[f]; ok {
-				cs.Flags[f] = v
+			v, ok := set[f]
+			if !ok {
+				continue
 			}
+			if r := s.realCeph; r != nil {
+				if err := r.setFlag(f, v); err != nil {
+					return 0, err
+				}
+			}
+			cs.Flags[f] = v
 		}
 		cs.Epoch++
 		cs.settle()

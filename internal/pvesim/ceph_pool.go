@@ -77,6 +77,9 @@ func cephListPools(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	if aerr := c.s.realPoolsLocked(cs); aerr != nil {
+		return nil, aerr
+	}
 	total := cs.rawCapacity()
 	out := []map[string]any{}
 	for _, p := range cs.Pools {
@@ -123,7 +126,7 @@ func (cs *cephState) autoscaleStatus(p *cephPool) map[string]any {
 	final, adjust := cs.autoscaleTarget(p)
 	return map[string]any{
 		"pool_name": p.Name, "pool_id": p.ID, "logical_used": p.Stored, "raw_used": p.Stored * int64(p.Size),
-		"target_bytes": p.TargetSize, "target_ratio": p.TargetRatio, "pg_num_target": p.PGNum, "pg_num_final": final,
+		"target_bytes": p.TargetSize, "target_ratio": p.TargetRatio, "pg_num_target": p.target(), "pg_num_final": final,
 		"pg_autoscale_mode": p.Autoscale, "would_adjust": adjust, "crush_root_id": -1, "raw_used_rate": float64(p.Size),
 	}
 }
@@ -168,6 +171,12 @@ func cephCreatePool(c *call) (any, *apiError) {
 	addStorage := c.params["add_storages"] == "1"
 	return s.startTaskLocked(c, "cephcreatepool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
+		if s.realCeph != nil {
+			if err := s.realCreatePoolLocked(cs, name, params, &t.Log); err != nil {
+				return 0, err
+			}
+			return 0, s.addPoolStorageLocked(t.Node, name, addStorage)
+		}
 		// `osd pool create` answers "already exists" with success, so
 		// PVE goes on to apply the settings to the existing pool.
 		p := cs.pool(name)
@@ -185,15 +194,21 @@ func cephCreatePool(c *call) (any, *apiError) {
 		if err := cs.pveSetPool(p, params, &t.Log); err != nil {
 			return 0, err
 		}
-		if addStorage {
-			// Pool.pm $add_storage through Storage::Config->create.
-			err := s.addStorageLocked(t.Node, "rbd", name, map[string]string{"pool": name, "krbd": "0", "content": "rootdir,images"})
-			if err != nil {
-				return 0, fmt.Errorf("adding PVE storage for ceph pool '%s' failed: %w", name, err)
-			}
-		}
-		return 0, nil
+		return 0, s.addPoolStorageLocked(t.Node, name, addStorage)
 	}), nil
+}
+
+// addPoolStorageLocked is Pool.pm's $add_storage through
+// Storage::Config->create, when add_storages asks for it.
+func (s *Sim) addPoolStorageLocked(node, name string, add bool) error {
+	if !add {
+		return nil
+	}
+	err := s.addStorageLocked(node, "rbd", name, map[string]string{"pool": name, "krbd": "0", "content": "rootdir,images"})
+	if err != nil {
+		return fmt.Errorf("adding PVE storage for ceph pool '%s' failed: %w", name, err)
+	}
+	return nil
 }
 
 func cephSetPool(c *call) (any, *apiError) {
@@ -206,6 +221,9 @@ func cephSetPool(c *call) (any, *apiError) {
 	params := poolParams(c.params)
 	return s.startTaskLocked(c, "cephsetpool", name, func(t *task) (int, error) {
 		s.cephTickLocked(cs)
+		if s.realCeph != nil {
+			return 0, s.realSetPoolLocked(cs, name, params, &t.Log)
+		}
 		p := cs.pool(name)
 		if p == nil {
 			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
@@ -243,13 +261,18 @@ func cephDestroyPool(c *call) (any, *apiError) {
 				}
 			}
 		}
-		if idx < 0 {
+		switch {
+		case s.realCeph != nil:
+			if err := s.realDestroyPoolLocked(cs, name); err != nil {
+				return 0, err
+			}
+		case idx < 0:
 			return 0, fmt.Errorf("mon_command failed - unrecognized pool '%s'", name)
-		}
-		if cs.Conf["global"]["mon_allow_pool_delete"] != "true" {
+		case cs.Conf["global"]["mon_allow_pool_delete"] != "true":
 			return 0, fmt.Errorf("mon_command failed - pool deletion is disabled; you must first set the mon_allow_pool_delete config option to true before you can destroy a pool")
+		default:
+			cs.Pools = append(cs.Pools[:idx], cs.Pools[idx+1:]...)
 		}
-		cs.Pools = append(cs.Pools[:idx], cs.Pools[idx+1:]...)
 		if removeStorages {
 			order, ids := s.parsedStorageCfg(t.Node)
 			for _, id := range storages {
@@ -271,6 +294,9 @@ func cephPoolStatus(c *call) (any, *apiError) {
 	cs, err := c.s.cephLocked(c)
 	if err != nil {
 		return nil, err
+	}
+	if aerr := c.s.realPoolsLocked(cs); aerr != nil {
+		return nil, aerr
 	}
 	p := cs.pool(c.params["name"])
 	if p == nil {

@@ -87,15 +87,17 @@ func (cs *cephState) osdPoolSet(p *cephPool, key, val string) error {
 		if n < p.PGNumMin {
 			return fmt.Errorf("specified pg_num %d < pg_num_min %d", n, p.PGNumMin)
 		}
-		if n != p.PGNum {
-			p.setPGNum(n)
+		// Since Nautilus this sets pg_num_target; pg_num follows
+		// (stepPGNum), and `osd pool get pg_num` says where it is.
+		if n != p.target() {
+			p.PGNumTarget, p.MergeCredit = n, 0
 		}
 	case "pg_num_min":
 		if interr != nil {
 			return intErr()
 		}
-		if n > p.PGNum {
-			return fmt.Errorf("specified pg_num_min %d > pg_num %d", n, p.PGNum)
+		if n > p.target() {
+			return fmt.Errorf("specified pg_num_min %d > pg_num %d", n, p.target())
 		}
 		p.PGNumMin = max(n, 0)
 	case "pg_autoscale_mode":
@@ -139,6 +141,15 @@ func (cs *cephState) osdPoolSet(p *cephPool, key, val string) error {
 // leave min_size at Ceph's default). Failed keys make the task fail with
 // "Could not set: <keys>".
 func (cs *cephState) pveSetPool(p *cephPool, params map[string]string, log *[]string) error {
+	err := setPool(p.Name, p.poolGetAll(), params, log, func(k, v string) error { return cs.osdPoolSet(p, k, v) })
+	cs.Epoch++
+	cs.settle()
+	return err
+}
+
+// setPool is set_pool's order and bookkeeping over one `osd pool set`
+// (set): current is what `osd pool get <name> all` said before.
+func setPool(name string, current, params map[string]string, log *[]string, set func(k, v string) error) error {
 	keys := make([]string, 0, len(params))
 	for k := range params {
 		if k != "size" {
@@ -149,7 +160,6 @@ func (cs *cephState) pveSetPool(p *cephPool, params map[string]string, log *[]st
 	if _, ok := params["size"]; ok {
 		keys = append([]string{"size"}, keys...)
 	}
-	current := p.poolGetAll()
 	var failed []string
 	for _, k := range keys {
 		v := params[k]
@@ -157,14 +167,12 @@ func (cs *cephState) pveSetPool(p *cephPool, params map[string]string, log *[]st
 			*log = append(*log, fmt.Sprintf("skipping '%s', did not change", k))
 			continue
 		}
-		*log = append(*log, fmt.Sprintf("pool %s: applying %s = %s", p.Name, k, v))
-		if err := cs.osdPoolSet(p, k, v); err != nil {
+		*log = append(*log, fmt.Sprintf("pool %s: applying %s = %s", name, k, v))
+		if err := set(k, v); err != nil {
 			*log = append(*log, "mon_command failed - "+err.Error())
 			failed = append(failed, k)
 		}
 	}
-	cs.Epoch++
-	cs.settle()
 	if len(failed) > 0 {
 		sort.Strings(failed)
 		return fmt.Errorf("Could not set: %s", strings.Join(failed, ", ")) //nolint:staticcheck // PVE's text
@@ -216,7 +224,7 @@ func (cs *cephState) autoscaleTarget(p *cephPool) (int, bool) {
 		}
 	}
 	if capacity <= 0 || osds == 0 || p.Size == 0 {
-		return p.PGNum, false
+		return p.target(), false
 	}
 	ratio := float64(max(p.Stored, p.TargetSize)*int64(p.Size)) / capacity
 	if p.TargetRatio > 0 {
@@ -232,7 +240,7 @@ func (cs *cephState) autoscaleTarget(p *cephPool) (int, bool) {
 		floor = p.PGNumMin
 	}
 	final := max(floor, nearestPowerOfTwo(target))
-	adjust := float64(final) > float64(p.PGNum)*cephAutoscaleFactor || float64(final) < float64(p.PGNum)/cephAutoscaleFactor
+	adjust := float64(final) > float64(p.target())*cephAutoscaleFactor || float64(final) < float64(p.target())/cephAutoscaleFactor
 	return final, adjust
 }
 
@@ -249,7 +257,7 @@ func (cs *cephState) autoscaleTick() {
 			continue
 		}
 		if final, adjust := cs.autoscaleTarget(p); adjust {
-			p.setPGNum(final)
+			p.PGNumTarget, p.MergeCredit = final, 0 // pg_num follows (stepPGNum)
 			changed = true
 		}
 	}

@@ -90,8 +90,12 @@ func TestCephAutoscaler(t *testing.T) {
 		t.Fatalf("autoscaler ran before its interval: %d", p.PGNum)
 	}
 	cs.advance(120)
+	if p.target() != 32 {
+		t.Fatalf("mode on: pg_num %d moving to %d, want on its way to 32", p.PGNum, p.target())
+	}
+	cs.advance(96*cephMergeSeconds + 1)
 	if p.PGNum != 32 {
-		t.Fatalf("mode on: pg_num %d, want 32", p.PGNum)
+		t.Fatalf("mode on: pg_num %d, want 32 once merged", p.PGNum)
 	}
 	p.PGNumMin = 64
 	cs.advance(120)
@@ -100,6 +104,7 @@ func TestCephAutoscaler(t *testing.T) {
 	}
 	p.TargetRatio = 1
 	cs.advance(120)
+	cs.advance(1) // the split follows the target the autoscaler set
 	if final, _ := cs.autoscaleTarget(p); p.PGNum != 256 || final != 256 {
 		t.Fatalf("target_size_ratio 1 on 6 OSDs, size 3: pg_num %d final %d, want 256", p.PGNum, final)
 	}
@@ -146,5 +151,40 @@ func TestCephDestroyPoolInUse(t *testing.T) {
 	st = c.waitTask("z2g4a", c.ok("DELETE", "/nodes/z2g4a/ceph/pool/vm-disks", nil).data().(string))
 	if st["exitstatus"] != "mon_command failed - unrecognized pool 'vm-disks'" {
 		t.Fatalf("destroy missing pool: %v", st)
+	}
+}
+
+// pg_num moves as Ceph 16 moved it (make testlab): `pool set pg_num` sets
+// the target at once, a split is done within seconds, a merge goes one PG
+// every cephMergeSeconds; `osd pool get pg_num` and PVE's list say where
+// pg_num is, autoscale-status's pg_num_target where it goes.
+func TestCephPGNumFollowsTarget(t *testing.T) {
+	cs := labCeph(3, 2)
+	p := cs.pool("rbd")
+	p.setPGNum(32)
+	cs.settle()
+	if err := cs.osdPoolSet(p, "pg_num", "128"); err != nil {
+		t.Fatal(err)
+	}
+	if p.PGNum != 32 || p.target() != 128 || p.poolGetAll()["pg_num"] != "32" || cs.autoscaleStatus(p)["pg_num_target"] != 128 {
+		t.Fatalf("right after the set: pg_num %d target %d", p.PGNum, p.target())
+	}
+	cs.advance(1)
+	if p.PGNum != 128 {
+		t.Fatalf("split not done after a second: %d", p.PGNum)
+	}
+	if err := cs.osdPoolSet(p, "pg_num", "64"); err != nil {
+		t.Fatal(err)
+	}
+	cs.advance(10 * cephMergeSeconds)
+	if p.PGNum != 118 {
+		t.Fatalf("after 10 merge steps pg_num %d, want 118", p.PGNum)
+	}
+	cs.advance(100 * cephMergeSeconds)
+	if p.PGNum != 64 || p.MergeCredit != 0 {
+		t.Fatalf("merge did not stop at the target: %d (credit %v)", p.PGNum, p.MergeCredit)
+	}
+	if v := cs.MinSizeViolations; len(v) != 0 {
+		t.Fatalf("merges dropped copies: %v", v)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ type realCeph struct {
 	clients map[string]*ssh.Client
 	seen    realSeen
 
+	base        realBaseline
 	watcher     *exec.Cmd
 	stopWatcher context.CancelFunc
 	done        chan struct{}
@@ -106,6 +108,9 @@ func newRealCeph(o RealCeph) (*realCeph, error) {
 	}
 	if len(r.hosts) == 0 {
 		return nil, fmt.Errorf("real Ceph lab %s has no hosts (ssh/*/host_key.pub)", o.Dir)
+	}
+	if r.base, err = r.snapshot(); err != nil {
+		return nil, fmt.Errorf("real Ceph lab: %w", err)
 	}
 	if err := r.startWatcher(); err != nil {
 		return nil, err
@@ -358,7 +363,8 @@ func (r *realCeph) observed() realSeen {
 	return s
 }
 
-func (r *realCeph) close() {
+func (r *realCeph) close() error {
+	err := r.restore(r.base)
 	if r.watcher != nil {
 		r.stopWatcher() // kills the process
 		<-r.done
@@ -370,4 +376,306 @@ func (r *realCeph) close() {
 		_ = c.Close()
 		delete(r.clients, n)
 	}
+	return err
+}
+
+// ceph runs the real `ceph` here (the lab's monitors are reachable from
+// the root namespace) and returns its standard output; a failure carries
+// Ceph's message, as PVE's mon_command would.
+func (r *realCeph) ceph(args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	argv := append([]string{"-c", filepath.Join(r.opts.Dir, "ceph", "ceph.conf"), "--connect-timeout", "20"}, args...)
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, "ceph", argv...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		msg = strings.TrimPrefix(msg, "Error ")
+		if i := strings.Index(msg, ": "); i > 0 && strings.HasPrefix(msg, "E") {
+			msg = msg[i+2:] // "EINVAL: text" -> "text", as mon_command's status string
+		}
+		return nil, fmt.Errorf("%s", msg)
+	}
+	return out.Bytes(), nil
+}
+
+// cephJSON runs a real `ceph ... --format json` into v.
+func (r *realCeph) cephJSON(v any, args ...string) error {
+	out, err := r.ceph(append(args, "--format", "json")...)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(out, v)
+}
+
+// flags are the cluster flags PVE lists, from the real OSD map: pause is
+// set when pauserd is (PVE's get_real_flag_name).
+func (r *realCeph) flags() (map[string]bool, error) {
+	var d struct {
+		Flags string `json:"flags"`
+	}
+	if err := r.cephJSON(&d, "osd", "dump"); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, f := range strings.Split(d.Flags, ",") {
+		if f == "pauserd" {
+			f = "pause"
+		}
+		set[f] = true
+	}
+	out := map[string]bool{}
+	for _, f := range cephFlagNames {
+		out[f] = set[f]
+	}
+	return out, nil
+}
+
+// setFlag is PVE's `osd set`/`osd unset` mon command.
+func (r *realCeph) setFlag(flag string, on bool) error {
+	verb := "unset"
+	if on {
+		verb = "set"
+	}
+	_, err := r.ceph("osd", verb, flag)
+	return err
+}
+
+// status is PVE's ceph_cluster_status over the real cluster: status, the
+// health in detail, and `mon dump` and `mgr dump` in place of Ceph's
+// summaries.
+func (r *realCeph) status() (map[string]any, error) {
+	var st, health, mon, mgr map[string]any
+	for _, q := range []struct {
+		v    *map[string]any
+		args []string
+	}{{&st, []string{"status"}}, {&health, []string{"health", "detail"}}, {&mon, []string{"mon", "dump"}}, {&mgr, []string{"mgr", "dump"}}} {
+		if err := r.cephJSON(q.v, q.args...); err != nil {
+			return nil, err
+		}
+	}
+	st["health"], st["monmap"], st["mgrmap"] = health, mon, mgr
+	return st, nil
+}
+
+func (r *realCeph) flagsOrDie() (map[string]bool, *apiError) {
+	f, err := r.flags()
+	if err != nil {
+		return nil, die("%s", err.Error())
+	}
+	return f, nil
+}
+
+// realBaseline is what the real cluster held when the simulator started:
+// tests share one lab, so each simulator puts it back when it closes.
+type realBaseline struct {
+	flags  map[string]bool
+	config map[[2]string]string // (section, name) -> value
+	pools  map[string]bool
+}
+
+func (r *realCeph) snapshot() (realBaseline, error) {
+	b := realBaseline{config: map[[2]string]string{}, pools: map[string]bool{}}
+	var err error
+	if b.flags, err = r.flags(); err != nil {
+		return b, err
+	}
+	var dump []struct{ Section, Name, Value string }
+	if err := r.cephJSON(&dump, "config", "dump"); err != nil {
+		return b, err
+	}
+	for _, e := range dump {
+		b.config[[2]string{e.Section, e.Name}] = e.Value
+	}
+	var pools []string
+	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
+		return b, err
+	}
+	for _, p := range pools {
+		b.pools[p] = true
+	}
+	return b, nil
+}
+
+// restore puts the baseline's flags, config database and pools back.
+func (r *realCeph) restore(base realBaseline) error {
+	now, err := r.snapshot()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for f, on := range base.flags {
+		if now.flags[f] != on {
+			errs = append(errs, r.setFlag(f, on))
+		}
+	}
+	for k, v := range now.config {
+		if old, ok := base.config[k]; !ok {
+			_, err = r.ceph("config", "rm", k[0], k[1])
+			errs = append(errs, err)
+		} else if old != v {
+			_, err = r.ceph("config", "set", k[0], k[1], old)
+			errs = append(errs, err)
+		}
+	}
+	for k, v := range base.config {
+		if _, ok := now.config[k]; !ok {
+			_, err = r.ceph("config", "set", k[0], k[1], v)
+			errs = append(errs, err)
+		}
+	}
+	for p := range now.pools {
+		if !base.pools[p] {
+			_, err = r.ceph("osd", "pool", "rm", p, p, "--yes-i-really-really-mean-it")
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ---- pools: Ceph decides, the model mirrors the real OSD map ----
+
+// realPoolEntry is a pool of the real OSD map (`osd dump`).
+type realPoolEntry struct {
+	ID        int                       `json:"pool"`
+	Name      string                    `json:"pool_name"`
+	Size      int                       `json:"size"`
+	MinSize   int                       `json:"min_size"`
+	PGNum     int                       `json:"pg_num"`
+	PGTarget  int                       `json:"pg_num_target"`
+	Autoscale string                    `json:"pg_autoscale_mode"`
+	CrushRule int                       `json:"crush_rule"`
+	Apps      map[string]map[string]any `json:"application_metadata"`
+	Options   struct {
+		PGNumMin    int     `json:"pg_num_min"`
+		TargetBytes int64   `json:"target_size_bytes"`
+		TargetRatio float64 `json:"target_size_ratio"`
+	} `json:"options"`
+}
+
+func (r *realCeph) pools() ([]realPoolEntry, map[int]string, error) {
+	var d struct {
+		Pools []realPoolEntry `json:"pools"`
+	}
+	if err := r.cephJSON(&d, "osd", "dump"); err != nil {
+		return nil, nil, err
+	}
+	var rules []struct {
+		ID   int    `json:"rule_id"`
+		Name string `json:"rule_name"`
+	}
+	if err := r.cephJSON(&rules, "osd", "crush", "rule", "dump"); err != nil {
+		return nil, nil, err
+	}
+	names := map[int]string{}
+	for _, rl := range rules {
+		names[rl.ID] = rl.Name
+	}
+	return d.Pools, names, nil
+}
+
+// poolGetAll is `osd pool get <name> all` as strings, set_pool's "before".
+func (r *realCeph) poolGetAll(name string) (map[string]string, error) {
+	out, err := r.ceph("osd", "pool", "get", name, "all", "--format", "json")
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	var all map[string]any
+	if err := dec.Decode(&all); err != nil {
+		return nil, err
+	}
+	cur := map[string]string{}
+	for k, v := range all {
+		cur[k] = fmt.Sprint(v)
+	}
+	return cur, nil
+}
+
+// poolSet is one of set_pool's mon commands.
+func (r *realCeph) poolSet(name, key, val string) error {
+	var err error
+	if key == "application" {
+		_, err = r.ceph("osd", "pool", "application", "enable", name, val)
+	} else {
+		_, err = r.ceph("osd", "pool", "set", name, key, val)
+	}
+	return err
+}
+
+// syncPoolsLocked makes the model's pools the real ones: same ids, names
+// and settings; pools only the model had are gone.
+func (s *Sim) syncPoolsLocked(cs *cephState) error {
+	lab, rules, err := s.realCeph.pools()
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, rp := range lab {
+		keep[rp.Name] = true
+		p := cs.pool(rp.Name)
+		if p == nil {
+			p = &cephPool{Name: rp.Name, Stored: cephDefaultStored}
+			p.setPGNum(rp.PGNum)
+			cs.Pools = append(cs.Pools, p)
+		}
+		if p.PGNum != rp.PGNum {
+			p.setPGNum(rp.PGNum)
+		}
+		p.PGNumTarget = rp.PGTarget
+		p.ID, p.Size, p.MinSize, p.Autoscale, p.CrushRule = rp.ID, rp.Size, rp.MinSize, rp.Autoscale, rules[rp.CrushRule]
+		p.PGNumMin, p.TargetSize, p.TargetRatio = rp.Options.PGNumMin, rp.Options.TargetBytes, rp.Options.TargetRatio
+		p.Application = ""
+		for app := range rp.Apps {
+			p.Application = app
+		}
+		cs.NextPoolID = max(cs.NextPoolID, rp.ID+1)
+	}
+	cs.Pools = slices.DeleteFunc(cs.Pools, func(p *cephPool) bool { return !keep[p.Name] })
+	cs.settle()
+	return nil
+}
+
+// realCreatePool is create_pool on the real cluster: `osd pool create`
+// with PVE's pg_num (an existing pool is no error), then set_pool.
+func (s *Sim) realCreatePoolLocked(cs *cephState, name string, params map[string]string, log *[]string) error {
+	r := s.realCeph
+	if _, err := r.ceph("osd", "pool", "create", name, params["pg_num"]); err != nil {
+		return fmt.Errorf("mon_command failed - %w", err)
+	}
+	return s.realSetPoolLocked(cs, name, params, log)
+}
+
+func (s *Sim) realSetPoolLocked(cs *cephState, name string, params map[string]string, log *[]string) error {
+	r := s.realCeph
+	cur, err := r.poolGetAll(name)
+	if err != nil {
+		return fmt.Errorf("mon_command failed - %w", err)
+	}
+	err = setPool(name, cur, params, log, func(k, v string) error { return r.poolSet(name, k, v) })
+	if serr := s.syncPoolsLocked(cs); serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}
+
+func (s *Sim) realDestroyPoolLocked(cs *cephState, name string) error {
+	if _, err := s.realCeph.ceph("osd", "pool", "rm", name, name, "--yes-i-really-really-mean-it"); err != nil {
+		return fmt.Errorf("mon_command failed - %w", err)
+	}
+	return s.syncPoolsLocked(cs)
+}
+
+// realPoolsLocked brings the model's pools up to the real cluster's before
+// a read; nothing without a real lab.
+func (s *Sim) realPoolsLocked(cs *cephState) *apiError {
+	if s.realCeph == nil {
+		return nil
+	}
+	if err := s.syncPoolsLocked(cs); err != nil {
+		return die("mon_command failed - %s", err.Error())
+	}
+	return nil
 }

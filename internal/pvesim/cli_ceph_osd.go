@@ -33,8 +33,65 @@ func (c *cephCmd) osd() int {
 		return c.osdDump()
 	case "destroy":
 		return c.osdDestroy(w[2:])
+	case "pool":
+		return c.osdPool(w[2:])
 	}
 	return c.invalid("")
+}
+
+// osdPool is `ceph osd pool ls|get|set`: the pool commands PVE's set_pool
+// sends, run by hand (the provider sets a pg_num PVE skipped).
+func (c *cephCmd) osdPool(w []string) int {
+	if len(w) == 0 {
+		return c.invalid("")
+	}
+	if w[0] == "ls" && len(w) == 1 {
+		names := []string{}
+		for _, p := range c.cs.Pools {
+			names = append(names, p.Name)
+		}
+		if c.json() {
+			c.outJSON(names)
+		} else {
+			for _, n := range names {
+				c.x.outf("%s\n", n)
+			}
+		}
+		return 0
+	}
+	if (w[0] != "get" || len(w) != 3) && (w[0] != "set" || len(w) != 4) {
+		return c.invalid("")
+	}
+	p := c.cs.pool(w[1])
+	if p == nil {
+		return c.fail(errnoENOENT, "unrecognized pool '%s'", w[1])
+	}
+	if w[0] == "set" {
+		if err := c.cs.osdPoolSet(p, w[2], w[3]); err != nil {
+			return c.fail(errnoEINVAL, "%s", err.Error())
+		}
+		c.cs.Epoch++
+		c.cs.settle()
+		c.x.errf("set pool %d %s to %s\n", p.ID, w[2], w[3])
+		return 0
+	}
+	all := p.poolGetAll()
+	v, ok := all[w[2]]
+	if !ok {
+		return c.fail(errnoENOENT, "option '%s' is not set on pool '%s'", w[2], p.Name)
+	}
+	if c.json() {
+		out := map[string]any{"pool": p.Name, "pool_id": p.ID}
+		if n, err := strconv.Atoi(v); err == nil {
+			out[w[2]] = n
+		} else {
+			out[w[2]] = v
+		}
+		c.outJSON(out)
+	} else {
+		c.x.outf("%s: %s\n", w[2], v)
+	}
+	return 0
 }
 
 // osdDestroy is `ceph osd destroy <id>`: the manager refuses an OSD that

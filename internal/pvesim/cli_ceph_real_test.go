@@ -245,6 +245,14 @@ var cephConformanceCases = []cephConformanceCase{
 	{line: "ceph osd dump --format json", same: "shape", nameKeys: []string{"crush_node_flags"}, keys: []string{"crush_node_flags"}},
 	{line: "ceph health --format json", same: "shape", nameKeys: []string{"checks"}},
 	{line: "ceph osd unset-group noout z2g4b", same: "stderr"},
+	// Pacific's manager makes device_health_metrics, Squid's .mgr; the model has neither yet.
+	{line: "ceph osd pool ls --format json", same: "exit"},
+	{line: "ceph osd pool get rbd size --format json", same: "shape", keys: []string{"pool", "size"}},
+	{line: "ceph osd pool get rbd size", same: "stdout"},
+	{line: "ceph osd pool set rbd size 11", same: "stderr"},
+	{line: "ceph osd pool set rbd min_size 4", same: "stderr"},
+	{line: "ceph osd pool set nosuch size 3", same: "stderr"},
+	{line: "ceph osd pool get rbd pg_num_min", same: "stderr"},
 	{line: "ceph config ls --format json", same: "exit"},
 	{line: "ceph no-such-command", same: "exit"},
 }

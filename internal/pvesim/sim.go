@@ -359,7 +359,9 @@ func (s *Sim) Close() error {
 		s.closeSSH()
 		s.wg.Wait()
 		if s.realCeph != nil {
-			s.realCeph.close()
+			if err := s.realCeph.close(); err != nil {
+				errs = append(errs, fmt.Errorf("put the real Ceph lab back as it was: %w", err))
+			}
 		}
 		s.mu.Lock()
 		s.saveLocked()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -504,7 +505,38 @@ func (r *poolResource) Update(ctx context.Context, req resource.UpdateRequest, r
 			return
 		}
 	}
+	if !r.ensurePGNum(ctx, c, node, name, &plan, &resp.Diagnostics) {
+		return
+	}
 	r.finishWrite(ctx, c, "Update", &plan, &resp.State, &resp.Diagnostics)
+}
+
+// ensurePGNum sets pg_num again when PVE skipped it: set_pool compares the
+// request with `osd pool get`, whose pg_num is where a merge or split
+// currently is, not its target. Asked for 128 while merging from 128 to 64,
+// PVE says "skipping 'pg_num', did not change" and Ceph goes on to 64 (seen
+// on real Ceph 16, make testlab). Only Ceph's own command reaches it then.
+func (r *poolResource) ensurePGNum(ctx context.Context, c *pve.Client, node, name string, plan *poolModel, diags *diag.Diagnostics) bool {
+	if plan.PGNum.IsNull() || plan.PGNum.IsUnknown() {
+		return true
+	}
+	want := plan.PGNum.ValueInt64()
+	p, err := c.CephPool(ctx, node, name)
+	if err != nil {
+		framework.AddUnable(diags, "Update", "Ceph pool", name, err)
+		return false
+	}
+	if p.PGNumTarget == 0 || p.PGNumTarget == want {
+		return true
+	}
+	if !framework.RequireNodeExec(r.PD, diags, fmt.Sprintf("Setting pg_num = %d on Ceph pool %s while it is still at %d on its way to %d", want, name, p.PGNum, p.PGNumTarget)) {
+		return false
+	}
+	if _, err := (cephCLI{ex: r.PD.NodeExec, node: node}).run(ctx, "osd", "pool", "set", name, "pg_num", strconv.FormatInt(want, 10)); err != nil {
+		framework.AddUnable(diags, "Update", "Ceph pool", name, err)
+		return false
+	}
+	return true
 }
 
 // updateSteps are the PUTs that take the pool from state to plan: only
