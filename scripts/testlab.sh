@@ -213,6 +213,10 @@ EOT
 			id=$((id + 1))
 		done
 	done
+	# A pool with PGs on every OSD, as the model's Ceph tests have (ok-to-stop, safe-to-destroy
+	# and restarts have something to answer about); made here so the ready wait covers it.
+	ceph_ osd pool create rbd 32 >/dev/null 2>&1
+	ceph_ osd pool application enable rbd rbd >/dev/null
 }
 
 osd_create() { # id host: bluestore on a sparse file; the CRUSH host is the namespace
@@ -348,7 +352,7 @@ TESTS='^(TestRealCephCLIConformance|TestAccCephConfig_referenceLab|TestAccCephFl
 run() {
 	trap 'down; log "lab removed"' EXIT
 	up
-	log "real Ceph up: $(ceph_ -s -f json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["health"]["status"], s["osdmap"]["num_osds"], "OSDs,", len(s["monmap"]["mons"]), "monitors")')"
+	log "real Ceph up: $(ceph_ -s -f json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["health"]["status"], s["osdmap"]["num_osds"], "OSDs,", s["monmap"]["num_mons"], "monitors")')"
 	export PVESIM_REAL_CEPH=$D PVESIM_REAL_CEPH_CONTROL=$ROOT/scripts/testlab.sh
 	# shellcheck source=env.sh
 	. "$ROOT/scripts/env.sh"
