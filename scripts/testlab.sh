@@ -6,6 +6,7 @@
 #
 #   scripts/testlab.sh run                 install, up, tests (T=regexp), down
 #   scripts/testlab.sh up | down | status  the lab alone (down: processes by their PIDs, netns removed)
+#   scripts/testlab.sh install             only the Debian packages (.ci/run starts it early, beside the tests)
 #   scripts/testlab.sh daemon start|stop|restart <mon.X|mgr.X|osd.N>
 #                                          what pvesim's real-Ceph backend runs for systemctl
 #   scripts/testlab.sh env                 the variables a test run needs (PVESIM_REAL_CEPH=<dir>)
@@ -36,6 +37,7 @@ install() {
 	for p in "${want[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 	[ ${#missing[@]} = 0 ] && return
 	log "installing ${missing[*]} (Debian packages)"
+	mkdir -p "$D"
 	apt-get update -q >/dev/null
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >"$D/apt.log" 2>&1 || { tail -20 "$D/apt.log"; die "apt-get failed"; }
 }
@@ -362,6 +364,7 @@ run() {
 
 case "${1:-run}" in
 run) run ;;
+install) install ;;
 up) up ;;
 down) down ;;
 status) ready ;;
@@ -374,5 +377,5 @@ daemon)
 	*) die "daemon start|stop|restart <name>" ;;
 	esac
 	;;
-*) die "unknown command $1 (run, up, down, status, env, daemon)" ;;
+*) die "unknown command $1 (run, install, up, down, status, env, daemon)" ;;
 esac
