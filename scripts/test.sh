@@ -20,12 +20,12 @@ done < <(compgen -e | grep '^PVE_' || true)
 # Lab runs (acctest.NewLab: the fault matrix, destroy runs) need TF_ACC; with PVE_* cleared
 # above it cannot reach a live cluster (acctest.Live needs PVE_ENDPOINT too).
 export TF_ACC=1
-echo "test.sh: CLI $TF_ACC_TERRAFORM_PATH ($("$TF_ACC_TERRAFORM_PATH" version 2>/dev/null | sed -n 1p))"
+echo "test.sh $(date +%T): CLI $TF_ACC_TERRAFORM_PATH ($("$TF_ACC_TERRAFORM_PATH" version 2>/dev/null | sed -n 1p))"
 
-echo "test.sh: go vet ./..."
+echo "test.sh $(date +%T): go vet ./..."
 go vet ./...
 
-echo "test.sh: go test -count=1 -timeout 45m ${GOTESTFLAGS:+$GOTESTFLAGS }./..."
+echo "test.sh $(date +%T): go test -count=1 -timeout 45m ${GOTESTFLAGS:+$GOTESTFLAGS }./..."
 # shellcheck disable=SC2086
 go test -count=1 -timeout 45m ${GOTESTFLAGS:-} ./...
 
@@ -37,7 +37,7 @@ go test -count=1 -timeout 45m ${GOTESTFLAGS:-} ./...
 pve84_packages="./internal/service/apt/ ./internal/service/ha/ ./internal/service/cluster/ ./internal/service/clusteroptions/"
 pve84_sampled="./internal/service/ceph/ ./internal/service/certificate/ ./internal/service/network/ ./internal/service/node/ ./internal/service/qemu/ ./internal/service/storage/"
 pve84_sample='^TestAcc[A-Za-z]*_(reference|referenceLab|lifecycle|adoptHandBuilt|everyAttribute[A-Za-z]*|everyType|refusedAtPlan)$|^TestAcc[A-Za-z]*DataSources?$'
-echo "test.sh: PVESIM_RELEASE=8.4: $pve84_packages; the sample -run '$pve84_sample' of $pve84_sampled"
+echo "test.sh $(date +%T): PVESIM_RELEASE=8.4: $pve84_packages; the sample -run '$pve84_sample' of $pve84_sampled"
 # shellcheck disable=SC2086
 PVESIM_RELEASE=8.4 go test -count=1 -timeout 45m -run TestAcc ${GOTESTFLAGS:-} $pve84_packages
 # shellcheck disable=SC2086
@@ -51,7 +51,7 @@ tofu_sample='^TestAcc[A-Za-z]*_(reference|referenceLab)$|^TestAcc[A-Za-z]*DataSo
 if [ "$PVE_TF_CLI_KIND" = terraform ] && [ "${TEST_TOFU:-1}" != 0 ]; then
 	"$root/scripts/tools.sh" tofu
 	tofu_env=(TF_ACC_TERRAFORM_PATH="$root/.bin/tofu" TF_ACC_PROVIDER_HOST=registry.opentofu.org TF_ACC_PROVIDER_NAMESPACE=hashicorp)
-	echo "test.sh: OpenTofu ($("$root/.bin/tofu" version | sed -n 1p)): make lab, and -run '$tofu_sample' of ./internal/service/..."
+	echo "test.sh $(date +%T): OpenTofu ($("$root/.bin/tofu" version | sed -n 1p)): make lab, and -run '$tofu_sample' of ./internal/service/..."
 	env "${tofu_env[@]}" "$root/scripts/lab.sh"
 	# shellcheck disable=SC2086
 	env "${tofu_env[@]}" go test -count=1 -timeout 45m -run "$tofu_sample" ${GOTESTFLAGS:-} ./internal/service/...
@@ -65,9 +65,9 @@ ci_fuzz='FuzzParsePropertyString|FuzzParseDrive|FuzzParseUPID|FuzzClientReads|Fu
 # exceeded" and no crasher when a -fuzztime duration ends mid-exec under load (go.dev/issue/75804,
 # fixed in 1.27); CI failed that way once on FuzzParseRings. A count has no deadline to race.
 if [ "${FUZZTIME:-3000x}" != "0" ]; then
-	echo "test.sh: FUZZTIME=${FUZZTIME:-3000x} scripts/fuzz.sh (FUZZ_MATCH=${FUZZ_MATCH:-the CI subset})"
+	echo "test.sh $(date +%T): FUZZTIME=${FUZZTIME:-3000x} scripts/fuzz.sh (FUZZ_MATCH=${FUZZ_MATCH:-the CI subset})"
 	FUZZTIME="${FUZZTIME:-3000x}" FUZZ_MATCH="${FUZZ_MATCH:-$ci_fuzz}" "$root/scripts/fuzz.sh"
 fi
 
-echo "test.sh: scripts/docs.sh --check"
+echo "test.sh $(date +%T): scripts/docs.sh --check"
 "$root/scripts/docs.sh" --check

@@ -9,6 +9,8 @@
 #   scripts/testlab.sh install             only the Debian packages (.ci/run starts it early, beside the tests)
 #   scripts/testlab.sh daemon start|stop|restart <mon.X|mgr.X|osd.N>
 #                                          what pvesim's real-Ceph backend runs for systemctl
+#   scripts/testlab.sh osd create <id> <host> | osd destroy <id>
+#                                          ... and for PVE's OSD create and destroy workers
 #   scripts/testlab.sh env                 the variables a test run needs (PVESIM_REAL_CEPH=<dir>)
 #
 # Root only (namespaces, daemons). Needs Debian's ceph-mon ceph-mgr ceph-osd ceph-common
@@ -78,7 +80,8 @@ net_down() {
 		if [ -n "$(ip netns pids "$ns" 2>/dev/null)" ]; then log "netns $ns still has processes $(ip netns pids "$ns" | tr '\n' ' '), kept"; continue; fi
 		ip netns del "$ns"
 	done
-	if ip link show testlab0 >/dev/null 2>&1; then ip link del testlab0; fi
+	# removing testlab-sw removes testlab0's peer, and with it testlab0, a moment later
+	if ip link show testlab0 >/dev/null 2>&1; then ip link del testlab0 2>/dev/null || true; fi
 }
 
 # ---- daemons: each in its host's netns and own UTS namespace (hostname = host), pid files ----
@@ -239,6 +242,16 @@ osd_create() { # id host: bluestore on a sparse file; the CRUSH host is the name
 	daemon_start "osd.$id"
 }
 
+osd_destroy() { # id: what PVE's destroyosd worker does once the OSD is out and down
+	local id=$1
+	daemon_stop "osd.$id"
+	ceph_ osd crush remove "osd.$id" >/dev/null 2>&1 || true
+	ceph_ auth del "osd.$id" >/dev/null 2>&1 || true
+	ceph_ osd rm "$id" >/dev/null
+	# the disk cleanup: the sparse file and its directory go
+	rm -rf "${C:?}/osd/ceph-$id" "$RUN/osd.$id.host" "$RUN/osd.$id.started"
+}
+
 # ready: every OSD up and in, the admin sockets say active (the mon alone still shows old
 # daemons up right after a restart), a manager active, HEALTH_OK and all PGs active+clean.
 ready() {
@@ -349,10 +362,12 @@ env_() {
 
 # The tests of this tier: the CLI conformance test, and acceptance tests unchanged from make test whose Ceph
 # side runs on the real cluster.
-TESTS='^(TestRealCephCLIConformance|TestAccCephConfig_referenceLab|TestAccCephFlags_lifecycle|TestAccCephPool_lifecycle)$'
+TESTS='^(TestRealCephCLIConformance|TestAccCephConfig_referenceLab|TestAccCephConfig_fileOverridesDatabase|TestAccCephFlags_lifecycle|TestAccCephPool_lifecycle|TestAccCephOSD_drainedBeforeDestroy)$'
 
 run() {
-	trap 'down; log "lab removed"' EXIT
+	# a lab a failed run left behind goes first: every run starts from nothing
+	[ -d "$D" ] && { log "removing the lab a previous run left"; down; }
+	trap 'set +e; down; log "lab removed"' EXIT
 	up
 	log "real Ceph up: $(ceph_ -s -f json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["health"]["status"], s["osdmap"]["num_osds"], "OSDs,", s["monmap"]["num_mons"], "monitors")')"
 	export PVESIM_REAL_CEPH=$D PVESIM_REAL_CEPH_CONTROL=$ROOT/scripts/testlab.sh
@@ -377,5 +392,12 @@ daemon)
 	*) die "daemon start|stop|restart <name>" ;;
 	esac
 	;;
-*) die "unknown command $1 (run, install, up, down, status, env, daemon)" ;;
+osd) # what pvesim's real-Ceph backend runs for PVE's OSD create and destroy
+	case "${2:-}" in
+	create) osd_create "$3" "$4" ;;
+	destroy) osd_destroy "$3" ;;
+	*) die "osd create <id> <host> | osd destroy <id>" ;;
+	esac
+	;;
+*) die "unknown command $1 (run, install, up, down, status, env, daemon, osd)" ;;
 esac

@@ -514,9 +514,18 @@ func cephCmdSafety(c *call) (any, *apiError) {
 		if perr != nil {
 			return nil, die("invalid OSD id '%s'", id)
 		}
-		if c.params["action"] == "stop" {
+		r := s.realCeph
+		if r != nil && !r.backed(n) {
+			r = nil // the model's own OSD
+		}
+		switch {
+		case r != nil && c.params["action"] == "stop":
+			safe, msg = r.okToStop(n)
+		case r != nil:
+			safe, msg = r.safeToDestroy(n)
+		case c.params["action"] == "stop":
 			safe, msg = cs.okToStop(n)
-		} else {
+		default:
 			safe, msg = cs.safeToDestroy(n)
 		}
 	case "mon":
@@ -582,6 +591,15 @@ func cephService(op string) handlerFunc {
 					continue
 				}
 				matched = true
+				if r := s.realCeph; r != nil {
+					// the lab's daemon; the monitors say when it is down
+					if err := r.daemon(op, d); err != nil {
+						t.Log = append(t.Log, err.Error())
+						failed = append(failed, d)
+					}
+					_, cs.daemon(d).Since = r.unit(d)
+					continue
+				}
 				if !s.daemonOp(cs, d, op) {
 					failed = append(failed, d)
 				}

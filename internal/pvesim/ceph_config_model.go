@@ -760,6 +760,11 @@ func (s *Sim) writeConf(x *sshExec, content []byte) {
 	cs.captureFileConf()
 	cs.Conf = cfg
 	cs.cli().ConfRaw = string(content)
+	if r := s.realCeph; r != nil {
+		if err := r.writeConf(cfg); err != nil {
+			x.errf("pvesim: the lab's ceph.conf: %v\n", err)
+		}
+	}
 }
 
 // ---- pmxcfs locks ----

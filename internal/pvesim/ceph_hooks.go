@@ -147,6 +147,20 @@ func (s *Sim) SetCephHealthError(check, message string) {
 // CephConfigDB returns the monitors' config database: who -> key -> value.
 func (s *Sim) CephConfigDB() map[string]map[string]string {
 	out := map[string]map[string]string{}
+	if r := s.realCeph; r != nil {
+		// the real monitors' database (`ceph config set` went there)
+		var dump []struct{ Section, Name, Value string }
+		if err := r.cephJSON(&dump, "config", "dump"); err != nil {
+			return map[string]map[string]string{"error": {"config dump": err.Error()}}
+		}
+		for _, e := range dump {
+			if out[e.Section] == nil {
+				out[e.Section] = map[string]string{}
+			}
+			out[e.Section][e.Name] = e.Value
+		}
+		return out
+	}
 	s.forEachCeph(func(cs *cephState) {
 		for who, kv := range cs.ConfigDB {
 			out[who] = map[string]string{}
@@ -194,6 +208,10 @@ func (s *Sim) CephMinSizeViolations() []string {
 func (s *Sim) CephDataLoss() []string {
 	var out []string
 	s.forEachCeph(func(cs *cephState) { out = append(out, cs.DataLoss...) })
+	if s.realCeph != nil {
+		// the objects SetCephPoolStored wrote, read back
+		out = append(out, s.realCeph.dataLoss()...)
+	}
 	return out
 }
 
@@ -239,6 +257,11 @@ func (s *Sim) SetCephPoolStored(pool string, bytes int64) {
 			p.Stored = bytes
 		}
 	})
+	if s.realCeph != nil {
+		// Real objects (up to realDataMax), read back by CephDataLoss;
+		// a failure to write is reported there too.
+		_ = s.realCeph.store(pool, bytes)
+	}
 }
 
 // SetCephConfig sets a key in the monitors' config database, as `ceph

@@ -647,6 +647,11 @@ func (cs *cephState) destroyOSD(id int) {
 	if ok, why := cs.safeToDestroy(id); !ok && cs.OSDs[id] != nil {
 		cs.UnsafeDestroys = append(cs.UnsafeDestroys, fmt.Sprintf("osd.%d destroyed while not safe-to-destroy at t=%.0fs: %s", id, cs.Clock, why))
 	}
+	cs.removeOSD(id)
+}
+
+// removeOSD removes an OSD and its copies (the verdict is the caller's).
+func (cs *cephState) removeOSD(id int) {
 	delete(cs.OSDs, id)
 	for _, p := range cs.Pools {
 		for _, pg := range p.PGs {

@@ -199,6 +199,9 @@ func cephOSDTree(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.syncOSDsLocked(cs); err != nil {
+		return nil, err
+	}
 	used := map[int]float64{}
 	for _, p := range cs.Pools {
 		for _, pg := range p.PGs {
@@ -400,6 +403,11 @@ func cephCreateOSD(c *call) (any, *apiError) {
 				o.Up = false
 				o.DownSince = cs.Clock
 			}
+			if r := s.realCeph; r != nil {
+				if err := r.createOSD(id, node); err != nil {
+					return 0, err
+				}
+			}
 			cs.OSDs[id] = o
 			t.Log = append(t.Log, fmt.Sprintf("Running command: /usr/bin/ceph-osd --cluster ceph --osd-objectstore bluestore --mkfs -i %d", id),
 				fmt.Sprintf("--> ceph-volume lvm activate successful for osd ID: %d", id))
@@ -430,6 +438,12 @@ func cephInOut(c *call, in bool) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	if r := c.s.realCeph; r != nil && r.backed(o.ID) {
+		verb := map[bool]string{true: "in", false: "out"}[in]
+		if _, err := r.ceph("osd", verb, strconv.Itoa(o.ID)); err != nil {
+			return nil, die("mon_command failed - %s", err.Error())
+		}
+	}
 	if o.In != in {
 		o.In = in
 		cs.Epoch++
@@ -443,6 +457,9 @@ func cephDestroyOSD(c *call) (any, *apiError) {
 	s := c.s
 	cs, err := s.cephLocked(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.syncOSDsLocked(cs); err != nil {
 		return nil, err
 	}
 	id, _ := strconv.Atoi(c.params["osdid"])
@@ -471,7 +488,22 @@ func cephDestroyOSD(c *call) (any, *apiError) {
 		s.cephTickLocked(cs)
 		t.Log = append(t.Log, fmt.Sprintf("destroy OSD osd.%d", id), fmt.Sprintf("Remove osd.%d from the CRUSH map", id),
 			fmt.Sprintf("Remove the osd.%d authentication key.", id), fmt.Sprintf("Remove OSD osd.%d", id))
-		cs.destroyOSD(id)
+		if r := s.realCeph; r != nil && !r.backed(id) {
+			r.forgetOSD(id)
+			cs.destroyOSD(id)
+		} else if r != nil {
+			// Ceph's verdict, not the model's, decides whether this
+			// destroy lost copies; then the worker's steps on the lab.
+			if ok, why := r.safeToDestroy(id); !ok {
+				cs.UnsafeDestroys = append(cs.UnsafeDestroys, fmt.Sprintf("osd.%d destroyed while not safe-to-destroy: %s", id, why))
+			}
+			if err := r.control("osd", "destroy", strconv.Itoa(id)); err != nil {
+				return 0, err
+			}
+			cs.removeOSD(id)
+		} else {
+			cs.destroyOSD(id)
+		}
 		if d := findDisk(s.nodeDisks(ns), o.Dev); d != nil {
 			others := false
 			for _, x := range cs.OSDs {

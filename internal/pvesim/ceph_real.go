@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,6 +53,14 @@ type realCeph struct {
 	seen    realSeen
 
 	base        realBaseline
+	baseHosts   map[int]string // the baseline OSDs' hosts
+	baseConf    string         // the lab's ceph.conf as the lab wrote it
+	written     map[string]int // pool -> objects store wrote (guarded by mu)
+	// unbacked are model OSDs whose id the lab uses on another host (a
+	// test that builds fewer OSDs per node than the lab has): they stay
+	// the model's, and nothing done to them reaches the lab.
+	unbacked map[int]bool
+	storeErrs   []string       // what store could not write (guarded by mu)
 	watcher     *exec.Cmd
 	stopWatcher context.CancelFunc
 	done        chan struct{}
@@ -85,7 +95,7 @@ func newRealCeph(o RealCeph) (*realCeph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("real Ceph lab: %w", err)
 	}
-	r := &realCeph{opts: o, signer: signer, hosts: map[string]realHost{}, clients: map[string]*ssh.Client{}}
+	r := &realCeph{opts: o, signer: signer, hosts: map[string]realHost{}, clients: map[string]*ssh.Client{}, written: map[string]int{}, unbacked: map[int]bool{}}
 	byKey := map[string]string{}
 	for _, line := range strings.Split(string(known), "\n") {
 		if f := strings.Fields(line); len(f) == 3 {
@@ -111,6 +121,15 @@ func newRealCeph(o RealCeph) (*realCeph, error) {
 	}
 	if r.base, err = r.snapshot(); err != nil {
 		return nil, fmt.Errorf("real Ceph lab: %w", err)
+	}
+	conf, err := os.ReadFile(filepath.Join(o.Dir, "ceph", "ceph.conf"))
+	if err != nil {
+		return nil, fmt.Errorf("real Ceph lab: %w", err)
+	}
+	r.baseConf = string(conf)
+	r.baseHosts = map[int]string{}
+	for id := range r.base.osds {
+		r.baseHosts[id] = r.osdHost(id)
 	}
 	if err := r.startWatcher(); err != nil {
 		return nil, err
@@ -335,6 +354,14 @@ func (r *realCeph) observe(s realSample) {
 	sort.Strings(r.seen.nooutSet)
 }
 
+// forget drops what the watcher saw so far: what a user did before the
+// simulator started is not what a client under test did.
+func (r *realCeph) forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = realSeen{lastDown: r.seen.lastDown, samples: r.seen.samples}
+}
+
 // observed returns a copy of what the watcher saw, after waiting for one
 // more sample so that the last change is in it.
 func (r *realCeph) observed() realSeen {
@@ -364,7 +391,7 @@ func (r *realCeph) observed() realSeen {
 }
 
 func (r *realCeph) close() error {
-	err := r.restore(r.base)
+	err := errors.Join(r.removeData(), os.WriteFile(filepath.Join(r.opts.Dir, "ceph", "ceph.conf"), []byte(r.baseConf), 0o644), r.restore(r.base))
 	if r.watcher != nil {
 		r.stopWatcher() // kills the process
 		<-r.done
@@ -473,6 +500,7 @@ type realBaseline struct {
 	flags  map[string]bool
 	config map[[2]string]string // (section, name) -> value
 	pools  map[string]bool
+	osds   map[int]realOSD
 }
 
 func (r *realCeph) snapshot() (realBaseline, error) {
@@ -495,7 +523,8 @@ func (r *realCeph) snapshot() (realBaseline, error) {
 	for _, p := range pools {
 		b.pools[p] = true
 	}
-	return b, nil
+	b.osds, err = r.osds()
+	return b, err
 }
 
 // restore puts the baseline's flags, config database and pools back.
@@ -531,7 +560,92 @@ func (r *realCeph) restore(base realBaseline) error {
 			errs = append(errs, err)
 		}
 	}
+	if changed, err := r.restoreOSDs(base.osds, now.osds); err != nil {
+		errs = append(errs, err)
+	} else if changed {
+		errs = append(errs, r.waitActiveClean(3*time.Minute))
+	}
 	return errors.Join(errs...)
+}
+
+// restoreOSDs brings the lab's OSDs back: those a test destroyed are made
+// again (same id, same host), those it made are removed, and every OSD is
+// in and running. It reports whether it changed anything.
+func (r *realCeph) restoreOSDs(base, now map[int]realOSD) (bool, error) {
+	changed := false
+	var errs []error
+	for id := range now {
+		if _, ok := base[id]; !ok {
+			changed = true
+			_, err := r.ceph("osd", "out", strconv.Itoa(id))
+			errs = append(errs, err, r.control("osd", "destroy", strconv.Itoa(id)))
+		}
+	}
+	ids := make([]int, 0, len(base))
+	for id := range base {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		o, ok := now[id]
+		name := fmt.Sprintf("osd.%d", id)
+		switch {
+		case !ok:
+			changed = true
+			host := r.baseHosts[id]
+			errs = append(errs, r.control("osd", "create", strconv.Itoa(id), host))
+			continue
+		case o.In == 0:
+			changed = true
+			_, err := r.ceph("osd", "in", strconv.Itoa(id))
+			errs = append(errs, err)
+		}
+		if active, _ := r.unit(name); active != "active" {
+			changed = true
+			errs = append(errs, r.daemon("start", name))
+		}
+	}
+	return changed, errors.Join(errs...)
+}
+
+// waitActiveClean waits until every OSD is up and in and every PG is
+// active+clean, so that the next test starts on a lab like the first.
+func (r *realCeph) waitActiveClean(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	var last string
+	for time.Now().Before(deadline) {
+		var st struct {
+			OSDMap struct {
+				NumOSDs   int `json:"num_osds"`
+				NumUpOSDs int `json:"num_up_osds"`
+				NumInOSDs int `json:"num_in_osds"`
+			} `json:"osdmap"`
+			PGMap struct {
+				NumPGs  int `json:"num_pgs"`
+				ByState []struct {
+					Name  string `json:"state_name"`
+					Count int    `json:"count"`
+				} `json:"pgs_by_state"`
+			} `json:"pgmap"`
+		}
+		if err := r.cephJSON(&st, "status"); err == nil {
+			clean := 0
+			for _, b := range st.PGMap.ByState {
+				if b.Name == "active+clean" {
+					clean = b.Count
+				}
+			}
+			o := st.OSDMap
+			if o.NumUpOSDs == o.NumOSDs && o.NumInOSDs == o.NumOSDs && clean == st.PGMap.NumPGs {
+				return nil
+			}
+			last = fmt.Sprintf("%d OSDs, %d up, %d in, %d of %d PGs active+clean", o.NumOSDs, o.NumUpOSDs, o.NumInOSDs, clean, st.PGMap.NumPGs)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("the lab had not every OSD up and in and every PG active+clean within %s: %s", limit, last)
 }
 
 // ---- pools: Ceph decides, the model mirrors the real OSD map ----
@@ -678,4 +792,313 @@ func (s *Sim) realPoolsLocked(cs *cephState) *apiError {
 		return die("mon_command failed - %s", err.Error())
 	}
 	return nil
+}
+
+// ---- OSDs: PVE's OSD workers run on the lab; up and in are the lab's ----
+
+// realOSD is an OSD of the real OSD map (`osd dump`).
+type realOSD struct {
+	ID int `json:"osd"`
+	Up int `json:"up"`
+	In int `json:"in"`
+}
+
+func (r *realCeph) osds() (map[int]realOSD, error) {
+	var d struct {
+		OSDs []realOSD `json:"osds"`
+	}
+	if err := r.cephJSON(&d, "osd", "dump"); err != nil {
+		return nil, err
+	}
+	out := map[int]realOSD{}
+	for _, o := range d.OSDs {
+		out[o.ID] = o
+	}
+	return out, nil
+}
+
+// osdHost is the lab host (network namespace) an OSD runs in.
+func (r *realCeph) osdHost(id int) string {
+	b, _ := os.ReadFile(filepath.Join(r.opts.Dir, "ceph", "run", fmt.Sprintf("osd.%d.host", id)))
+	return strings.TrimSpace(string(b))
+}
+
+// control runs the lab's control script (scripts/testlab.sh).
+func (r *realCeph) control(args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, r.opts.Control, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// syncOSDsLocked takes up and in of the model's OSDs from the real OSD
+// map: the monitors decide when a stopped OSD is down, not the model.
+func (s *Sim) syncOSDsLocked(cs *cephState) *apiError {
+	if s.realCeph == nil {
+		return nil
+	}
+	real, err := s.realCeph.osds()
+	if err != nil {
+		return die("mon_command failed - %s", err.Error())
+	}
+	for id, o := range cs.OSDs {
+		ro, ok := real[id]
+		if !ok || !s.realCeph.backed(id) {
+			continue
+		}
+		if up := ro.Up == 1; up != o.Up {
+			cs.setOSDUp(id, up)
+		}
+		if in := ro.In == 1; in != o.In {
+			o.In = in
+			cs.Epoch++
+		}
+	}
+	cs.settle()
+	return nil
+}
+
+// realCreateOSD is the create worker's ceph-volume on the lab. The lab
+// starts with the OSDs the tests create first (osd.0 and osd.1 on the
+// first node, ...): an OSD of the model's id already running on that node
+// is the one PVE would have made; one running on another node leaves the
+// model's OSD unbacked (tests with one OSD per node); any other is made
+// (`osd new`, mkfs).
+func (r *realCeph) createOSD(id int, node string) error {
+	real, err := r.osds()
+	if err != nil {
+		return err
+	}
+	if _, ok := real[id]; ok {
+		if r.osdHost(id) != node {
+			r.mu.Lock()
+			r.unbacked[id] = true
+			r.mu.Unlock()
+		}
+		return nil
+	}
+	return r.control("osd", "create", strconv.Itoa(id), node)
+}
+
+// backed: the model's OSD id is the lab's OSD of that id.
+func (r *realCeph) backed(id int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.unbacked[id]
+}
+
+// forgetOSD: a destroyed model OSD's id is free again.
+func (r *realCeph) forgetOSD(id int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.unbacked, id)
+}
+
+// safeToDestroy is Ceph's own verdict (`osd safe-to-destroy`).
+func (r *realCeph) safeToDestroy(id int) (bool, string) {
+	if _, err := r.ceph("osd", "safe-to-destroy", strconv.Itoa(id)); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// okToStop is Ceph's `osd ok-to-stop`.
+func (r *realCeph) okToStop(id int) (bool, string) {
+	if _, err := r.ceph("osd", "ok-to-stop", strconv.Itoa(id)); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// ---- data: real objects where the model only counts bytes ----
+
+// realDataPy writes, verifies or removes n objects of 4 MiB whose content
+// follows from their names, so that a check needs no record of them.
+const realDataPy = `
+import json, random, sys, rados
+conf, keyring, mode, pool, n = sys.argv[1:6]
+c = rados.Rados(conffile=conf, conf={"keyring": keyring})
+c.connect(timeout=20)
+io = c.open_ioctx(pool)
+size, bad = 4 << 20, []
+for i in range(int(n)):
+    name = "pvesim-data-%d" % i
+    data = random.Random(name).randbytes(size)
+    try:
+        if mode == "write":
+            io.write_full(name, data)
+        elif mode == "remove":
+            io.remove_object(name)
+        elif io.read(name, size) != data:
+            bad.append("%s/%s: content differs" % (pool, name))
+    except Exception as e:
+        bad.append("%s/%s: %s" % (pool, name, e))
+print(json.dumps(bad))
+`
+
+// realDataMax bounds what a test's "stored bytes" become on the lab's
+// 3 GiB OSDs: enough that draining an OSD moves real data for seconds.
+const realDataMax = 192 << 20
+
+func (r *realCeph) data(mode, pool string, n int) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	conf := filepath.Join(r.opts.Dir, "ceph", "ceph.conf")
+	keyring := filepath.Join(r.opts.Dir, "ceph", "keyring", "ceph.client.admin.keyring")
+	out, err := exec.CommandContext(ctx, "/usr/bin/python3", "-c", realDataPy, conf, keyring, mode, pool, strconv.Itoa(n)).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("%s objects in %s: %w: %s", mode, pool, err, bytes.TrimSpace(ee.Stderr))
+		}
+		return nil, err
+	}
+	var bad []string
+	if err := json.Unmarshal(out, &bad); err != nil {
+		return nil, fmt.Errorf("%s objects in %s: %w", mode, pool, err)
+	}
+	return bad, nil
+}
+
+// store puts real objects for a pool's stored bytes (up to realDataMax).
+func (r *realCeph) store(pool string, bytes int64) error {
+	n := int(min(bytes, realDataMax) >> 22)
+	r.mu.Lock()
+	had := r.written[pool]
+	r.mu.Unlock()
+	if n < had {
+		if _, err := r.data("remove", pool, had); err != nil {
+			return err
+		}
+	}
+	bad, err := r.data("write", pool, n)
+	if err == nil && len(bad) > 0 {
+		err = fmt.Errorf("%s", strings.Join(bad, "; "))
+	}
+	r.mu.Lock()
+	r.written[pool] = n
+	if err != nil {
+		r.storeErrs = append(r.storeErrs, "could not write the test's data: "+err.Error())
+	}
+	r.mu.Unlock()
+	return err
+}
+
+// removeData removes what store wrote from the pools that are left.
+func (r *realCeph) removeData() error {
+	var pools []string
+	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range pools {
+		if n := r.written[p]; n > 0 {
+			_, err := r.data("remove", p, n)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// dataLoss reads back every object store wrote into a pool that still
+// exists: a missing or changed object is lost data.
+func (r *realCeph) dataLoss() []string {
+	r.mu.Lock()
+	written := maps.Clone(r.written)
+	r.mu.Unlock()
+	var pools []string
+	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
+		return []string{"list pools: " + err.Error()}
+	}
+	out := slices.Clone(r.storeErrs)
+	for _, p := range pools {
+		if n := written[p]; n > 0 {
+			bad, err := r.data("verify", p, n)
+			if err != nil {
+				bad = append(bad, err.Error())
+			}
+			out = append(out, bad...)
+		}
+	}
+	return out
+}
+
+// ---- ceph.conf: the lab's daemons read what /etc/pve/ceph.conf sets ----
+
+// labConfKeep are keys of /etc/pve/ceph.conf that describe PVE's cluster
+// (addresses, keyrings, paths, authentication): the lab keeps its own.
+var labConfKeep = regexp.MustCompile(`^(fsid|mon_host|mon_initial_members|public_network|cluster_network|public_addr|cluster_addr|` +
+	`keyring|host|ms_bind_ipv[46]|auth_.*|mon_allow_pool_delete|osd_pool_default_.*|.*_(data|dir|file|socket|path))$`)
+
+// labConf is the lab's ceph.conf with the options of PVE's file (cfg, as
+// parseCephConf reads it) merged in, section by section: on PVE every
+// daemon reads /etc/pve/ceph.conf, so here they read what it sets.
+func labConf(base string, cfg map[string]map[string]string) string {
+	type section struct {
+		name string
+		keys []string
+		vals map[string]string
+	}
+	var secs []*section
+	find := func(name string) *section {
+		for _, s := range secs {
+			if s.name == name {
+				return s
+			}
+		}
+		s := &section{name: name, vals: map[string]string{}}
+		secs = append(secs, s)
+		return s
+	}
+	var cur *section
+	for _, line := range strings.Split(base, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || t[0] == '#' || t[0] == ';':
+		case t[0] == '[' && strings.HasSuffix(t, "]"):
+			cur = find(t[1 : len(t)-1])
+		case cur != nil:
+			if k, v, ok := strings.Cut(t, "="); ok {
+				k = strings.TrimSpace(k)
+				cur.keys = append(cur.keys, k)
+				cur.vals[k] = strings.TrimSpace(v)
+			}
+		}
+	}
+	for _, name := range sortedKeys(cfg) {
+		for _, k := range sortedKeys(cfg[name]) {
+			if labConfKeep.MatchString(normalizeKeyName(k)) {
+				continue
+			}
+			s := find(name)
+			if _, ok := s.vals[k]; !ok {
+				s.keys = append(s.keys, k)
+			}
+			s.vals[k] = cfg[name][k]
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# the lab's own settings, then what /etc/pve/ceph.conf sets (pvesim, make testlab)\n")
+	for _, s := range secs {
+		fmt.Fprintf(&b, "[%s]\n", s.name)
+		for _, k := range s.keys {
+			fmt.Fprintf(&b, "%s = %s\n", k, s.vals[k])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// writeConf makes the lab's ceph.conf the lab's base plus cfg; daemons
+// read it when they start, `ceph` on every call.
+func (r *realCeph) writeConf(cfg map[string]map[string]string) error {
+	path := filepath.Join(r.opts.Dir, "ceph", "ceph.conf")
+	tmp := path + ".pvesim"
+	if err := os.WriteFile(tmp, []byte(labConf(r.baseConf, cfg)), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -456,6 +456,9 @@ func (s *Sim) hbCephForgetHistory(first string) error {
 	cli := cs.cli()
 	cli.MaxHostsDown, cli.MaxMonsDown, cli.DownLog, cli.DownWithoutNoout = 0, 0, nil, nil
 	cs.MinSizeViolations, cs.DataLoss, cs.UnsafeDestroys = nil, nil, nil
+	if r := s.realCeph; r != nil {
+		r.forget()
+	}
 	s.saveLocked()
 	return nil
 }
@@ -466,6 +469,13 @@ func (s *Sim) hbWaitCephClean(node, after string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs := s.st.Domains[s.st.Nodes[node].Domain].Ceph
+	if r := s.realCeph; r != nil {
+		// the user waited for the real cluster
+		if err := r.waitActiveClean(3 * time.Minute); err != nil {
+			return fmt.Errorf("hand-built: %w (after %s)", err, after)
+		}
+		return s.syncPoolsLocked(cs)
+	}
 	s.cephTickLocked(cs)
 	const step, limit = 5.0, 3600.0
 	for waited := 0.0; ; waited += step {

@@ -95,7 +95,8 @@ func (r *configResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				Optional: true, Computed: true, Default: stringdefault.StaticString(targetConfigDB),
 				MarkdownDescription: "Where the settings live: `config_db` (default), the monitors' configuration database, or " +
 					"`ceph_conf`, the file `/etc/pve/ceph.conf` every node reads. Use `ceph_conf` for client settings that QEMU and " +
-					"librbd read from the file; note that a value in ceph.conf overrides the database for daemons that read it. " +
+					"librbd read from the file; note that a value in ceph.conf overrides the database for daemons that read it (plan and " +
+					"apply warn when a `config_db` setting is hidden that way). " +
 					"Changing it replaces the resource.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators:    []validator.String{stringvalidator.OneOf(targetConfigDB, targetCephConf)},
@@ -191,6 +192,10 @@ func (r *configResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("pending_restart"), pending)...)
 	if plan.Apply.ValueString() != applyRolling {
 		r.warnAtPlan(ctx, &plan, state, &resp.Diagnostics)
+	}
+	if state == nil || !state.Settings.Equal(plan.Settings) {
+		// only for a change: a plan without one reads no file
+		r.warnFileOverrides(ctx, &plan, &resp.Diagnostics)
 	}
 }
 
@@ -688,6 +693,7 @@ func (r *configResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	r.finish(context.WithoutCancel(ctx), &plan, nil, p, !resp.Diagnostics.HasError(), &resp.Diagnostics, "Create")
+	r.warnFileOverrides(ctx, &plan, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(p.save(ctx, resp.Private.SetKey)...)
 }
@@ -711,6 +717,9 @@ func (r *configResource) Update(ctx context.Context, req resource.UpdateRequest,
 		return
 	}
 	r.finish(context.WithoutCancel(ctx), &plan, &state, p, !resp.Diagnostics.HasError(), &resp.Diagnostics, "Update")
+	if !plan.Settings.Equal(state.Settings) {
+		r.warnFileOverrides(ctx, &plan, &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(p.save(ctx, resp.Private.SetKey)...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,54 @@ var (
 	drainPollMax   = 15 * time.Second
 	// downWait bounds the wait for the monitors to mark a stopped OSD down.
 	downWait = 2 * time.Minute
+	// settleWait bounds the wait for PGs that are inactive only on their
+	// way to active (peering, activating, creating), as every PG is for
+	// seconds after a pool is made or its pg_num changes (real Ceph 16).
+	settleWait = 90 * time.Second
 )
+
+// transientPGParts are PG states Ceph passes through on its own on the way
+// to active; any other inactive state (peered, down, incomplete, stale)
+// stays until someone acts.
+var transientPGParts = map[string]bool{"peering": true, "activating": true, "creating": true, "unknown": true}
+
+// onlyTransient: every inactive PG is on its way to active.
+func onlyTransient(st *pve.CephStatus) bool {
+	for state := range st.PGsByState {
+		parts := strings.Split(state, "+")
+		if slices.Contains(parts, "active") {
+			continue
+		}
+		if !slices.ContainsFunc(parts, func(p string) bool { return transientPGParts[p] }) ||
+			slices.ContainsFunc(parts, func(p string) bool { return p == "down" || p == "incomplete" || p == "stale" || p == "peered" }) {
+			return false
+		}
+	}
+	return true
+}
+
+// settledStatus reads the Ceph status, waiting up to settleWait while the
+// only inactive PGs are transient ones, so that a drain is not refused
+// for PGs that peer a second later.
+func settledStatus(ctx context.Context, c *pve.Client, node string) (*pve.CephStatus, error) {
+	deadline := time.Now().Add(settleWait)
+	for {
+		st, err := c.CephNodeStatus(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		n, states := inactivePGs(st)
+		if n == 0 || !onlyTransient(st) || time.Now().After(deadline) {
+			return st, nil
+		}
+		tflog.Info(ctx, "waiting for PGs on their way to active before the drain", map[string]any{"inactive": strings.Join(states, ", ")})
+		select {
+		case <-ctx.Done():
+			return st, nil
+		case <-time.After(time.Second):
+		}
+	}
+}
 
 // drainBlockingFlags are the osdmap flags under which Ceph moves no data off
 // an out OSD (backfill, rebalance and recovery are suspended).
@@ -100,7 +148,7 @@ func preflightDrain(ctx context.Context, c *pve.Client, node string, ids []int64
 		reasons = append(reasons, fmt.Sprintf("The cluster flag(s) %s are set, so Ceph moves no data off %s. Unset them (pve_ceph_flags, or `ceph osd unset %s`) and apply again.",
 			strings.Join(f, ", "), names, f[0]))
 	}
-	st, err := c.CephNodeStatus(ctx, node)
+	st, err := settledStatus(ctx, c, node)
 	if err != nil {
 		return nil, fmt.Errorf("read the Ceph status: %w", err)
 	}

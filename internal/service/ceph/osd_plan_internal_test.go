@@ -58,3 +58,25 @@ func TestLaterPoolHint(t *testing.T) {
 		t.Fatalf("no refusing pool read from PVE: %q", h)
 	}
 }
+
+// A drain waits for PGs that are only on their way to active (what real
+// Ceph 16 shows for seconds after a pool is made or split) and refuses for
+// the rest at once.
+func TestOnlyTransientPGs(t *testing.T) {
+	for _, c := range []struct {
+		states map[string]int64
+		want   bool
+	}{
+		{map[string]int64{"active+clean": 60, "activating": 4, "activating+degraded": 2}, true},
+		{map[string]int64{"creating+activating": 8, "peering": 9, "unknown": 3}, true},
+		{map[string]int64{"active+clean": 64}, true},
+		{map[string]int64{"active+clean": 60, "undersized+degraded+peered": 4}, false},
+		{map[string]int64{"down": 1, "peering": 3}, false},
+		{map[string]int64{"stale+peering": 2}, false},
+		{map[string]int64{"incomplete": 1}, false},
+	} {
+		if got := onlyTransient(&pve.CephStatus{PGsByState: c.states}); got != c.want {
+			t.Errorf("onlyTransient(%v) = %v, want %v", c.states, got, c.want)
+		}
+	}
+}

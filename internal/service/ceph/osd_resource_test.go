@@ -253,6 +253,81 @@ func TestAccCephOSD_replaceKeepsData(t *testing.T) {
 	})
 }
 
+// An OSD of a running cluster, taken into state by import, is removed from
+// the configuration while a size 3 / min_size 2 pool holds data: the destroy
+// marks it out, waits for Ceph's safe-to-destroy, stops it and destroys it;
+// no PG drops below min_size and the data stays readable. Then a new OSD on
+// the freed disk. On make testlab the data, the backfill and the verdict are
+// real Ceph's.
+func TestAccCephOSD_drainedBeforeDestroy(t *testing.T) {
+	t.Parallel()
+	if acctest.Live() {
+		t.Skip("destroys and re-creates an OSD; runs against the simulator only")
+	}
+	e := cephConfigEnv(t, 60, false) // six OSDs, pool rbd holding data
+	node, dev := e.Nodes[2], "/dev/sdc"
+	addr := osdAddr(node, dev)
+	cfg := osdConfig(e, osdSpec{node: node, dev: dev})
+	id := osdOn(t, e, node, dev)
+	clusterHas := func(osds, up, in int64) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			st, err := e.Client.CephClusterStatus(context.Background())
+			if err != nil {
+				return err
+			}
+			if st.NumOSDs != osds || st.NumUpOSDs != up || st.NumInOSDs != in {
+				return fmt.Errorf("Ceph reports %d OSDs, %d up, %d in; want %d, %d, %d", st.NumOSDs, st.NumUpOSDs, st.NumInOSDs, osds, up, in)
+			}
+			return nil
+		}
+	}
+	e.Run(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{Config: cfg, ResourceName: addr, ImportState: true, ImportStatePersist: true, ImportStateId: fmt.Sprintf("%s/%d", node, id)},
+			{Config: cfg, PlanOnly: true},
+			{
+				Config: osdConfig(e),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroy),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkHealthModel(e),
+					clusterHas(5, 5, 5),
+					func(*terraform.State) error {
+						if o := tree(t, e).OSD(id); o != nil {
+							return fmt.Errorf("osd.%d still listed after its destroy: %+v", id, o)
+						}
+						if on := osdOn(t, e, node, dev); on >= 0 {
+							return fmt.Errorf("%s %s still holds osd.%d", node, dev, on)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config: cfg,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkHealthModel(e),
+					clusterHas(6, 6, 6),
+					func(s *terraform.State) error {
+						got, err := stateOSDID(s, addr)
+						if err != nil {
+							return err
+						}
+						if on := osdOn(t, e, node, dev); on != got {
+							return fmt.Errorf("state says osd.%d on %s %s, PVE lists osd.%d", got, node, dev, on)
+						}
+						if o := tree(t, e).OSD(got); o == nil || !o.Up() || !o.In {
+							return fmt.Errorf("the new osd.%d is not up and in: %+v", got, o)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
 // Draining can never finish with one OSD per host and a pool of size 3 on
 // three hosts (created by hand): the destroy is refused at plan, by the
 // drain's rule, before anything changes; the OSD stays in; force destroys
