@@ -52,15 +52,15 @@ type realCeph struct {
 	clients map[string]*ssh.Client
 	seen    realSeen
 
-	base        realBaseline
-	baseHosts   map[int]string // the baseline OSDs' hosts
-	baseConf    string         // the lab's ceph.conf as the lab wrote it
-	written     map[string]int // pool -> objects store wrote (guarded by mu)
+	base      realBaseline
+	baseHosts map[int]string // the baseline OSDs' hosts
+	baseConf  string         // the lab's ceph.conf as the lab wrote it
+	written   map[string]int // pool -> objects store wrote (guarded by mu)
 	// unbacked are model OSDs whose id the lab uses on another host (a
 	// test that builds fewer OSDs per node than the lab has): they stay
 	// the model's, and nothing done to them reaches the lab.
-	unbacked map[int]bool
-	storeErrs   []string       // what store could not write (guarded by mu)
+	unbacked    map[int]bool
+	storeErrs   []string // what store could not write (guarded by mu)
 	watcher     *exec.Cmd
 	stopWatcher context.CancelFunc
 	done        chan struct{}
