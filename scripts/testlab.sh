@@ -374,7 +374,7 @@ run() {
 	# shellcheck source=env.sh
 	. "$ROOT/scripts/env.sh"
 	cd "$ROOT"
-	TF_ACC=1 go test -count=1 -p 1 -parallel 1 -timeout 14m -run "${T:-$TESTS}" ./internal/pvesim/ ./internal/service/ceph/
+	TF_ACC=1 go test -count=1 -p 1 -parallel 1 -timeout 25m -run "${T:-$TESTS}" ./internal/pvesim/ ./internal/service/ceph/
 }
 
 case "${1:-run}" in
