@@ -313,15 +313,19 @@ func cephCfgDB(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	db, err := c.s.configDBLocked(cs)
+	if err != nil {
+		return nil, err
+	}
 	out := []map[string]any{}
 	var secs []string
-	for s := range cs.ConfigDB {
+	for s := range db {
 		secs = append(secs, s)
 	}
 	sort.Strings(secs)
 	for _, sec := range secs {
 		var keys []string
-		for k := range cs.ConfigDB[sec] {
+		for k := range db[sec] {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
@@ -331,7 +335,7 @@ func cephCfgDB(c *call) (any, *apiError) {
 			if o := cephOptions[k]; o != nil {
 				level, runtime = o.level, boolInt(o.canUpdateAtRuntime())
 			}
-			out = append(out, map[string]any{"section": section, "name": k, "value": cs.ConfigDB[sec][k],
+			out = append(out, map[string]any{"section": section, "name": k, "value": db[sec][k],
 				"level": level, "mask": mask, "can_update_at_runtime": runtime})
 		}
 	}
@@ -344,10 +348,14 @@ func cephCfgValue(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	db, err := c.s.configDBLocked(cs)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]map[string]string{}
 	for _, item := range regexp.MustCompile(`[;, ]`).Split(c.params["config-keys"], -1) {
 		sec, key, _ := strings.Cut(item, ":")
-		v, ok := cs.ConfigDB[sec][key]
+		v, ok := db[sec][key]
 		if cv, cok := cs.Conf[sec][key]; cok {
 			v, ok = cv, true
 		}

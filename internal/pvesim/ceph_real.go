@@ -509,12 +509,16 @@ func (r *realCeph) snapshot() (realBaseline, error) {
 	if b.flags, err = r.flags(); err != nil {
 		return b, err
 	}
-	var dump []struct{ Section, Name, Value string }
+	var dump []struct{ Section, Mask, Name, Value string }
 	if err := r.cephJSON(&dump, "config", "dump"); err != nil {
 		return b, err
 	}
 	for _, e := range dump {
-		b.config[[2]string{e.Section, e.Name}] = e.Value
+		who := e.Section // `config set`'s who: section[/mask]
+		if e.Mask != "" {
+			who += "/" + e.Mask
+		}
+		b.config[[2]string{who, e.Name}] = e.Value
 	}
 	var pools []string
 	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
@@ -941,7 +945,7 @@ print(json.dumps(bad))
 
 // realDataMax bounds what a test's "stored bytes" become on the lab's
 // 3 GiB OSDs: enough that draining an OSD moves real data for seconds.
-const realDataMax = 192 << 20
+const realDataMax = 128 << 20
 
 func (r *realCeph) data(mode, pool string, n int) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -1101,4 +1105,29 @@ func (r *realCeph) writeConf(cfg map[string]map[string]string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// configDBLocked is the monitors' configuration database by who
+// (section[/mask]): the real one behind a lab, else the model's.
+func (s *Sim) configDBLocked(cs *cephState) (map[string]map[string]string, *apiError) {
+	r := s.realCeph
+	if r == nil {
+		return cs.ConfigDB, nil
+	}
+	var dump []struct{ Section, Mask, Name, Value string }
+	if err := r.cephJSON(&dump, "config", "dump"); err != nil {
+		return nil, die("mon_command failed - %s", err.Error())
+	}
+	out := map[string]map[string]string{}
+	for _, e := range dump {
+		who := e.Section
+		if e.Mask != "" {
+			who += "/" + e.Mask
+		}
+		if out[who] == nil {
+			out[who] = map[string]string{}
+		}
+		out[who][e.Name] = e.Value
+	}
+	return out, nil
 }
