@@ -844,12 +844,12 @@ func (s *Sim) syncOSDsLocked(cs *cephState) *apiError {
 	if s.realCeph == nil {
 		return nil
 	}
-	real, err := s.realCeph.osds()
+	lab, err := s.realCeph.osds()
 	if err != nil {
 		return die("mon_command failed - %s", err.Error())
 	}
 	for id, o := range cs.OSDs {
-		ro, ok := real[id]
+		ro, ok := lab[id]
 		if !ok || !s.realCeph.backed(id) {
 			continue
 		}
@@ -872,11 +872,11 @@ func (s *Sim) syncOSDsLocked(cs *cephState) *apiError {
 // model's OSD unbacked (tests with one OSD per node); any other is made
 // (`osd new`, mkfs).
 func (r *realCeph) createOSD(id int, node string) error {
-	real, err := r.osds()
+	lab, err := r.osds()
 	if err != nil {
 		return err
 	}
-	if _, ok := real[id]; ok {
+	if _, ok := lab[id]; ok {
 		if r.osdHost(id) != node {
 			r.mu.Lock()
 			r.unbacked[id] = true

@@ -16,13 +16,15 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/nodeexec"
 )
 
-// checkShows waits (at most 30 s) until `ceph config show <daemon>` reports
-// key = value from source: the manager learns what a restarted daemon uses
-// a few seconds after it started (real Ceph 16), so the check polls.
-func checkShows(t *testing.T, e *acctest.Env, daemon, key, value, source string) resource.TestCheckFunc {
+// checkBackfillsShown waits (at most 30 s) until `ceph config show
+// <daemon>` reports osd_max_backfills = value from source: the manager
+// learns what a restarted daemon uses a few seconds after it started (real
+// Ceph 16), so the check polls.
+func checkBackfillsShown(t *testing.T, e *acctest.Env, daemon, value, source string) resource.TestCheckFunc {
+	const key = "osd_max_backfills"
 	ex := e.NodeExec(t)
 	return func(*terraform.State) error {
-		last := "nothing"
+		var last string
 		for deadline := time.Now().Add(30 * time.Second); ; {
 			res, err := ex.Run(context.Background(), e.Nodes[1], nodeexec.Cmd("ceph", "config", "show", daemon, "--format", "json"))
 			if err != nil {
@@ -71,7 +73,7 @@ func TestAccCephConfig_fileOverridesDatabase(t *testing.T) {
 		{
 			// ceph.conf first: the OSDs restart onto it.
 			Config: e.Config(file(map[string]string{"osd_max_backfills": "3"})),
-			Check:  checkShows(t, e, "osd.0", "osd_max_backfills", "3", "file"),
+			Check:  checkBackfillsShown(t, e, "osd.0", "3", "file"),
 		},
 		{
 			// The database's value cannot win: said at plan and at apply.
@@ -84,15 +86,15 @@ func TestAccCephConfig_fileOverridesDatabase(t *testing.T) {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				rec.CheckApplyWarning(overridden),
 				checkDB(t, e, "osd", map[string]string{"osd_max_backfills": "2"}),
-				checkShows(t, e, "osd.4", "osd_max_backfills", "3", "file"),
+				checkBackfillsShown(t, e, "osd.4", "3", "file"),
 			),
 		},
 		{
 			// The line leaves ceph.conf; the restart brings the database's value.
 			Config: e.Config(file(map[string]string{"bdev_enable_discard": "false"}), db),
 			Check: resource.ComposeAggregateTestCheckFunc(
-				checkShows(t, e, "osd.0", "osd_max_backfills", "2", "mon"),
-				checkShows(t, e, "osd.5", "osd_max_backfills", "2", "mon"),
+				checkBackfillsShown(t, e, "osd.0", "2", "mon"),
+				checkBackfillsShown(t, e, "osd.5", "2", "mon"),
 			),
 		},
 	}
