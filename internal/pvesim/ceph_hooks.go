@@ -149,17 +149,11 @@ func (s *Sim) CephConfigDB() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	if r := s.realCeph; r != nil {
 		// the real monitors' database (`ceph config set` went there)
-		var dump []struct{ Section, Name, Value string }
-		if err := r.cephJSON(&dump, "config", "dump"); err != nil {
+		db, err := r.configDB()
+		if err != nil {
 			return map[string]map[string]string{"error": {"config dump": err.Error()}}
 		}
-		for _, e := range dump {
-			if out[e.Section] == nil {
-				out[e.Section] = map[string]string{}
-			}
-			out[e.Section][e.Name] = e.Value
-		}
-		return out
+		return db
 	}
 	s.forEachCeph(func(cs *cephState) {
 		for who, kv := range cs.ConfigDB {

@@ -122,7 +122,7 @@ func newRealCeph(o RealCeph) (*realCeph, error) {
 	if r.base, err = r.snapshot(); err != nil {
 		return nil, fmt.Errorf("real Ceph lab: %w", err)
 	}
-	conf, err := os.ReadFile(filepath.Join(o.Dir, "ceph", "ceph.conf"))
+	conf, err := os.ReadFile(r.confPath())
 	if err != nil {
 		return nil, fmt.Errorf("real Ceph lab: %w", err)
 	}
@@ -268,8 +268,7 @@ type realSample struct {
 }
 
 func (r *realCeph) startWatcher() error {
-	conf := filepath.Join(r.opts.Dir, "ceph", "ceph.conf")
-	keyring := filepath.Join(r.opts.Dir, "ceph", "keyring", "ceph.client.admin.keyring")
+	conf, keyring := r.confPath(), r.keyringPath()
 	// Debian's python3, which has python3-rados (not one first on PATH).
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stopWatcher = cancel
@@ -391,7 +390,7 @@ func (r *realCeph) observed() realSeen {
 }
 
 func (r *realCeph) close() error {
-	err := errors.Join(r.removeData(), os.WriteFile(filepath.Join(r.opts.Dir, "ceph", "ceph.conf"), []byte(r.baseConf), 0o644), r.restore(r.base))
+	err := errors.Join(r.removeData(), os.WriteFile(r.confPath(), []byte(r.baseConf), 0o644), r.restore(r.base))
 	if r.watcher != nil {
 		r.stopWatcher() // kills the process
 		<-r.done
@@ -412,7 +411,7 @@ func (r *realCeph) close() error {
 func (r *realCeph) ceph(args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	argv := append([]string{"-c", filepath.Join(r.opts.Dir, "ceph", "ceph.conf"), "--connect-timeout", "20"}, args...)
+	argv := append([]string{"-c", r.confPath(), "--connect-timeout", "20"}, args...)
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, "ceph", argv...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -509,16 +508,14 @@ func (r *realCeph) snapshot() (realBaseline, error) {
 	if b.flags, err = r.flags(); err != nil {
 		return b, err
 	}
-	var dump []struct{ Section, Mask, Name, Value string }
-	if err := r.cephJSON(&dump, "config", "dump"); err != nil {
+	db, err := r.configDB()
+	if err != nil {
 		return b, err
 	}
-	for _, e := range dump {
-		who := e.Section // `config set`'s who: section[/mask]
-		if e.Mask != "" {
-			who += "/" + e.Mask
+	for who, kv := range db {
+		for name, v := range kv {
+			b.config[[2]string{who, name}] = v
 		}
-		b.config[[2]string{who, e.Name}] = e.Value
 	}
 	var pools []string
 	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
@@ -950,8 +947,7 @@ const realDataMax = 128 << 20
 func (r *realCeph) data(mode, pool string, n int) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	conf := filepath.Join(r.opts.Dir, "ceph", "ceph.conf")
-	keyring := filepath.Join(r.opts.Dir, "ceph", "keyring", "ceph.client.admin.keyring")
+	conf, keyring := r.confPath(), r.keyringPath()
 	out, err := exec.CommandContext(ctx, "/usr/bin/python3", "-c", realDataPy, conf, keyring, mode, pool, strconv.Itoa(n)).Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -1099,7 +1095,7 @@ func labConf(base string, cfg map[string]map[string]string) string {
 // writeConf makes the lab's ceph.conf the lab's base plus cfg; daemons
 // read it when they start, `ceph` on every call.
 func (r *realCeph) writeConf(cfg map[string]map[string]string) error {
-	path := filepath.Join(r.opts.Dir, "ceph", "ceph.conf")
+	path := r.confPath()
 	tmp := path + ".pvesim"
 	if err := os.WriteFile(tmp, []byte(labConf(r.baseConf, cfg)), 0o644); err != nil {
 		return err
@@ -1110,13 +1106,22 @@ func (r *realCeph) writeConf(cfg map[string]map[string]string) error {
 // configDBLocked is the monitors' configuration database by who
 // (section[/mask]): the real one behind a lab, else the model's.
 func (s *Sim) configDBLocked(cs *cephState) (map[string]map[string]string, *apiError) {
-	r := s.realCeph
-	if r == nil {
+	if s.realCeph == nil {
 		return cs.ConfigDB, nil
 	}
+	db, err := s.realCeph.configDB()
+	if err != nil {
+		return nil, die("mon_command failed - %s", err.Error())
+	}
+	return db, nil
+}
+
+// configDB is the real monitors' database (`config dump`) by who, as
+// `config set` names it: section[/mask].
+func (r *realCeph) configDB() (map[string]map[string]string, error) {
 	var dump []struct{ Section, Mask, Name, Value string }
 	if err := r.cephJSON(&dump, "config", "dump"); err != nil {
-		return nil, die("mon_command failed - %s", err.Error())
+		return nil, err
 	}
 	out := map[string]map[string]string{}
 	for _, e := range dump {
@@ -1130,4 +1135,10 @@ func (s *Sim) configDBLocked(cs *cephState) (map[string]map[string]string, *apiE
 		out[who][e.Name] = e.Value
 	}
 	return out, nil
+}
+
+// confPath and keyringPath are the lab's ceph.conf and admin keyring.
+func (r *realCeph) confPath() string { return filepath.Join(r.opts.Dir, "ceph", "ceph.conf") }
+func (r *realCeph) keyringPath() string {
+	return filepath.Join(r.opts.Dir, "ceph", "keyring", "ceph.client.admin.keyring")
 }
