@@ -142,6 +142,11 @@ func TestCephLifecycle(t *testing.T) {
 	if st := sim.CephRBDStorages(); st["vm-disks"] != "vm-disks" {
 		t.Fatalf("storages %v", st)
 	}
+	// a new pool's PGs peer for seconds before they are active (pvesim's clock is frozen here)
+	if st, err := root.CephClusterStatus(ctx); err != nil || st.Health != "HEALTH_OK" || st.AllActiveClean() {
+		t.Fatalf("status right after the pool's create %+v %v", st, err)
+	}
+	sim.CephAdvance(10 * time.Second)
 	st, err := root.CephClusterStatus(ctx)
 	if err != nil || st.Health != "HEALTH_OK" || !st.AllActiveClean() || st.NumPGs != 32 || st.NumUpOSDs != 6 || len(st.QuorumNames) != 3 {
 		t.Fatalf("status %+v %v", st, err)

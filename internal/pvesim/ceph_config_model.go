@@ -2,6 +2,7 @@ package pvesim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"sort"
@@ -48,6 +49,11 @@ type cephCLIState struct {
 	// ConfigVersion and ConfigLog are the config database's history.
 	ConfigVersion int                   `json:"config_version"`
 	ConfigLog     []cephConfigChangeset `json:"config_log,omitempty"`
+	// ShownDB is the config database as the daemons last reported it to
+	// the manager, which answers `config show` from it until ShownUntil
+	// (Clock): a change shows there about a second after `config set`.
+	ShownDB    map[string]map[string]string `json:"shown_db,omitempty"`
+	ShownUntil float64                      `json:"shown_until,omitempty"`
 	// Daemons are the systemd side of each daemon ("osd.3", "mon.z2g4a").
 	Daemons map[string]*cephDaemon `json:"daemons,omitempty"`
 	// ConfRaw is /etc/pve/ceph.conf as last written over SSH. The file
@@ -503,6 +509,14 @@ func (cs *cephState) configSet(who, key string, value *string) {
 	case value != nil && had && prev == *value, value == nil && !had:
 		return
 	}
+	c := cs.cli()
+	if cs.Clock >= c.ShownUntil {
+		c.ShownDB = map[string]map[string]string{}
+		for w, kv := range cs.ConfigDB {
+			c.ShownDB[w] = maps.Clone(kv)
+		}
+	}
+	c.ShownUntil = cs.Clock + cephConfigShowLag
 	if value == nil {
 		delete(cs.ConfigDB[who], key)
 		if len(cs.ConfigDB[who]) == 0 {
@@ -514,7 +528,6 @@ func (cs *cephState) configSet(who, key string, value *string) {
 		}
 		cs.ConfigDB[who][key] = *value
 	}
-	c := cs.cli()
 	c.ConfigVersion++
 	ch := cephConfigChange{Key: who + "/" + key, New: value}
 	if had {
@@ -531,6 +544,23 @@ func (cs *cephState) configSet(who, key string, value *string) {
 // generate_entity_map): global, its type and its own section, with masks
 // that match its host and device class; value and the section it came from.
 func (cs *cephState) entityConfig(entity string) map[string][2]string {
+	return cs.entityConfigIn(cs.ConfigDB, entity)
+}
+
+// cephConfigShowLag: on Ceph 16 (make testlab) `ceph config show osd.0
+// osd_max_backfills` polled every 0.2 s still said 1 at 0.7 s after
+// `ceph config set osd osd_max_backfills 3` returned, and 3 at 1.6 s.
+const cephConfigShowLag = 1.0
+
+// shownConfig is what the manager has of a daemon's database config.
+func (cs *cephState) shownConfig(entity string) map[string][2]string {
+	if c := cs.cli(); cs.Clock < c.ShownUntil && c.ShownDB != nil {
+		return cs.entityConfigIn(c.ShownDB, entity)
+	}
+	return cs.entityConfig(entity)
+}
+
+func (cs *cephState) entityConfigIn(db map[string]map[string]string, entity string) map[string][2]string {
 	kind, _, _ := strings.Cut(entity, ".")
 	host, class := "", ""
 	if kind == "osd" {
@@ -544,8 +574,8 @@ func (cs *cephState) entityConfig(entity string) map[string][2]string {
 	for _, sec := range []string{"global", kind, entity} {
 		// Masked entries are more specific than unmasked ones of the same
 		// section.
-		whos := make([]string, 0, len(cs.ConfigDB))
-		for who := range cs.ConfigDB {
+		whos := make([]string, 0, len(db))
+		for who := range db {
 			if s, _, _ := configSection(who); s == sec {
 				whos = append(whos, who)
 			}
@@ -558,7 +588,7 @@ func (cs *cephState) entityConfig(entity string) map[string][2]string {
 			if !maskMatches(mask, host, class) {
 				continue
 			}
-			for k, v := range cs.ConfigDB[who] {
+			for k, v := range db[who] {
 				out[k] = [2]string{v, sec}
 			}
 		}

@@ -130,10 +130,14 @@ type cephPool struct {
 
 // cephPG: Copies maps an OSD to how much of the PG it holds (1 = complete).
 type cephPG struct {
-	Created  bool            `json:"created,omitempty"`
-	Lost     bool            `json:"lost,omitempty"`
-	BelowMin bool            `json:"below_min,omitempty"`
-	Copies   map[int]float64 `json:"copies,omitempty"`
+	Created bool `json:"created,omitempty"`
+	// A new pool's PG is "unknown" until ReportedAt (the manager has no
+	// stats of it yet) and creating+peering until PeeredAt (Clock).
+	ReportedAt float64         `json:"reported_at,omitempty"`
+	PeeredAt   float64         `json:"peered_at,omitempty"`
+	Lost       bool            `json:"lost,omitempty"`
+	BelowMin   bool            `json:"below_min,omitempty"`
+	Copies     map[int]float64 `json:"copies,omitempty"`
 }
 
 func (p *cephPool) pgBytes() float64 {
@@ -284,6 +288,7 @@ type pgStatus struct {
 	state                       string
 	active, degraded, remapped  bool
 	undersized, stale, inactive bool
+	creating                    bool  // a new pool's, not active yet: no health warning
 	missing                     []int // up-set OSDs still to be backfilled
 	actingN                     int
 }
@@ -344,6 +349,13 @@ func (cs *cephState) pgState(p *cephPool, i int) pgStatus {
 		st.inactive = true
 	}
 	st.state = strings.Join(parts, "+")
+	if pg.PeeredAt > cs.Clock && st.active {
+		// still being created: not serving I/O, not backfilling yet
+		st.state, st.active, st.inactive, st.creating = "creating+peering", false, true, true
+		if pg.ReportedAt > cs.Clock {
+			st.state = "unknown"
+		}
+	}
 	return st
 }
 
@@ -460,6 +472,7 @@ func (cs *cephState) settle() {
 			up := cs.upSet(p, i)
 			if !pg.Created && !pg.Lost && len(up) > 0 {
 				pg.Created = true
+				pg.ReportedAt, pg.PeeredAt = cs.Clock+cephPGReportSeconds, cs.Clock+cephPGReportSeconds+cephPGCreateSeconds*hashFrac(p.Name, i)
 				for _, id := range up {
 					pg.Copies[id] = 1
 				}
@@ -512,6 +525,19 @@ func (p *cephPool) target() int {
 	return p.PGNum
 }
 
+// A new pool's PGs on Ceph 16 (make testlab, `ceph pg ls-by-pool` every
+// 0.2 s after `osd pool create m 32` returned): all 32 "unknown" for the
+// first ~1.5 s, then creating+peering, the last active+clean after 8.6 s,
+// while health stayed HEALTH_OK. Each PG here is unknown for
+// cephPGReportSeconds and peers for up to cephPGCreateSeconds more.
+const (
+	cephPGReportSeconds = 2.0
+	cephPGCreateSeconds = 6.5
+)
+
+// hashFrac is a fraction in [0, 1) fixed by parts.
+func hashFrac(parts ...any) float64 { return float64(hash64(parts...)%1000) / 1000 }
+
 // cephMergeSeconds is how long Ceph takes per merged PG: Ceph 16 merged an
 // empty 128-PG pool down one PG every ~3 s after `pool set pg_num 32`,
 // while a split from 64 to 128 was done within 2 s (make testlab).
@@ -546,7 +572,7 @@ func (p *cephPool) setPGNum(n int) {
 		pg := &cephPG{Copies: map[int]float64{}}
 		if len(old) > 0 {
 			src := old[i%len(old)]
-			pg.Created, pg.Lost = src.Created, src.Lost
+			pg.Created, pg.Lost, pg.ReportedAt, pg.PeeredAt = src.Created, src.Lost, src.ReportedAt, src.PeeredAt
 			for id, f := range src.Copies {
 				pg.Copies[id] = f
 			}
@@ -727,7 +753,7 @@ func (cs *cephState) summarize() pgSummary {
 			s.byState[st.state]++
 			s.objects += objs
 			s.copy += objs * int64(p.Size)
-			if st.inactive {
+			if st.inactive && !st.creating {
 				s.inactive++
 			}
 			if st.stale {

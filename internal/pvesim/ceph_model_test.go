@@ -20,7 +20,51 @@ func labCeph(hosts, perHost int) *cephState {
 		}
 	}
 	cs.addPool(&cephPool{ID: 1, Name: "rbd", Size: 3, MinSize: 2, PGNum: 32, Stored: 1 << 30, Application: "rbd"})
+	cs.advance(cephPGReportSeconds + cephPGCreateSeconds) // a lab that has run a while: its PGs peered
 	return cs
+}
+
+// A new pool's PGs are not active at once: on Ceph 16 (make testlab, `ceph
+// pg ls-by-pool m` every 0.2 s after `ceph osd pool create m 32` returned)
+// all 32 were "unknown" at +1.4 s; at +2.9 s 9 creating+peering, 17 unknown
+// and 6 active+clean; at +8.6 s all active+clean; `ceph health` said
+// HEALTH_OK throughout.
+func TestCephNewPoolPGsPeerFirst(t *testing.T) {
+	cs := labCeph(3, 2)
+	cs.addPool(&cephPool{ID: 2, Name: "m", Size: 3, MinSize: 2, PGNum: 32, Stored: 0, Application: "rbd"})
+	byPool := func() map[string]int {
+		out := map[string]int{}
+		p := cs.pool("m")
+		for i := range p.PGs {
+			out[cs.pgState(p, i).state]++
+		}
+		return out
+	}
+	healthy := func(when string) {
+		if st, checks := healthOf(cs); st != "HEALTH_OK" {
+			t.Errorf("%s: health %s [%s], want HEALTH_OK (Ceph does not warn about PGs being created)", when, st, checks)
+		}
+	}
+	if got := byPool(); got["unknown"] != 32 {
+		t.Errorf("right after create: %v, want 32 unknown", got)
+	}
+	healthy("right after create")
+	if cs.allActiveClean() {
+		t.Error("all active+clean right after create")
+	}
+	cs.advance(3)
+	got := byPool()
+	if got["creating+peering"] == 0 || got["active+clean"] == 0 || got["creating+peering"]+got["active+clean"] != 32 {
+		t.Errorf("3 s after create: %v, want some creating+peering and some active+clean", got)
+	}
+	healthy("3 s after create")
+	cs.advance(6)
+	if got := byPool(); got["active+clean"] != 32 {
+		t.Errorf("9 s after create: %v, want 32 active+clean", got)
+	}
+	if !cs.allActiveClean() {
+		t.Error("not all active+clean 9 s after create")
+	}
 }
 
 func states(cs *cephState) map[string]int {

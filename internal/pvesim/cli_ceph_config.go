@@ -289,7 +289,7 @@ func (c *cephCmd) configShow(who, key string) int {
 	}
 	type entry struct{ value, source string }
 	vals := map[string]entry{}
-	for k, v := range c.cs.entityConfig(who) {
+	for k, v := range c.cs.shownConfig(who) {
 		vals[k] = entry{v[0], "mon"}
 	}
 	for k, v := range file {

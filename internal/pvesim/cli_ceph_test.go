@@ -29,6 +29,7 @@ func cephLab(t *testing.T) (*Sim, Info, *client) {
 	if st := c.waitTask("z2g4a", c.ok("POST", "/nodes/z2g4a/ceph/pool", vals("name", "rbd", "pg_num", "32")).data().(string)); st["exitstatus"] != "OK" {
 		t.Fatalf("pool: %v", st)
 	}
+	s.CephAdvance(10 * time.Second) // the new pool's PGs peer
 	return s, info, c
 }
 
@@ -52,7 +53,7 @@ func jsonOf(t *testing.T, s string, v any) {
 // values normalized as Ceph stores them, Ceph's refusals with its texts
 // and errnos, restart-needing options marked, the history logged.
 func TestSSHCephConfig(t *testing.T) {
-	_, info, api := cephLab(t)
+	sim, info, api := cephLab(t)
 	root := sshAs(t, info, "z2g4b", "root")
 
 	root.ok("ceph config set osd osd_memory_target 8G")
@@ -134,7 +135,12 @@ func TestSSHCephConfig(t *testing.T) {
 		t.Errorf("timestamp %q", ts)
 	}
 
-	// config show: what a running daemon uses, with overrides from tell.
+	// config show: what a running daemon uses, with overrides from tell;
+	// a database change reaches it about a second later (cephConfigShowLag).
+	if got := root.ok("ceph config show osd.0 osd_memory_target"); got != "4294967296\n" {
+		t.Errorf("show right after config set: %q, want the default still", got)
+	}
+	sim.CephAdvance(2 * time.Second)
 	if got := root.ok("ceph config show osd.0 osd_memory_target"); got != "8589934592\n" {
 		t.Errorf("show: %q", got)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -68,6 +69,9 @@ func createPool(t *testing.T, e *acctest.Env, name string, pgs int64, stored int
 	if _, err := c.Await(ctx, upid, err); err != nil {
 		t.Fatalf("create pool %s: %v", name, err)
 	}
+	// A new pool's PGs are creating+peering for a few seconds, as in Ceph;
+	// on a frozen clock they would stay so, and every drain would wait.
+	e.Sim.CephAdvance(10 * time.Second)
 	if stored > 0 {
 		e.Sim.SetCephPoolStored(name, stored)
 	}
