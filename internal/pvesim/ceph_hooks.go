@@ -127,6 +127,13 @@ func (s *Sim) SetCephSetGroupSupported(ok bool) {
 	s.forEachCeph(func(cs *cephState) { cs.cli().NoSetGroup = !ok })
 }
 
+// SetCephAutoscaleInCreate makes a pg_autoscaler pass fall inside every
+// pool create, after `osd pool create` and before PVE's set_pool applies
+// the pool's mode: the autoscaler can then choose the new pool's pg_num.
+func (s *Sim) SetCephAutoscaleInCreate(on bool) {
+	s.forEachCeph(func(cs *cephState) { cs.AutoscaleInCreate = on })
+}
+
 // SetCephHealthError raises a HEALTH_ERR check, such as OSD_SCRUB_ERRORS
 // with "1 scrub errors" or PG_DAMAGED with "Possible data damage: 1 pg
 // inconsistent"; an empty message clears it.

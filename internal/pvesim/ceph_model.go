@@ -54,6 +54,10 @@ type cephState struct {
 	Clock float64 `json:"clock"`
 	// LastAutoscale is when the pg_autoscaler last ran (Clock).
 	LastAutoscale float64 `json:"last_autoscale,omitempty"`
+	// AutoscaleInCreate makes a pg_autoscaler pass fall between
+	// create_pool's `osd pool create` (mode on, the default) and its
+	// set_pool, as it can on a real cluster (test control).
+	AutoscaleInCreate bool `json:"autoscale_in_create,omitempty"`
 	// History (see the package comment).
 	MinSizeViolations []string `json:"min_size_violations,omitempty"`
 	DataLoss          []string `json:"data_loss,omitempty"`

@@ -190,6 +190,9 @@ func cephCreatePool(c *call) (any, *apiError) {
 				CrushRule: "replicated_rule", Stored: cephDefaultStored}
 			cs.NextPoolID++
 			cs.addPool(p)
+			if cs.AutoscaleInCreate {
+				cs.autoscale()
+			}
 		}
 		if err := cs.pveSetPool(p, params, &t.Log); err != nil {
 			return 0, err

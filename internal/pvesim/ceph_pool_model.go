@@ -244,13 +244,18 @@ func (cs *cephState) autoscaleTarget(p *cephPool) (int, bool) {
 	return final, adjust
 }
 
-// autoscaleTick runs the pg_autoscaler when its interval has passed:
-// pools in mode "on" get the pg_num it computes.
+// autoscaleTick runs the pg_autoscaler when its interval has passed.
 func (cs *cephState) autoscaleTick() {
 	if cs.Clock-cs.LastAutoscale < cephAutoscaleInterval {
 		return
 	}
 	cs.LastAutoscale = cs.Clock
+	cs.autoscale()
+}
+
+// autoscale is one pg_autoscaler pass: pools in mode "on" get the pg_num
+// it computes.
+func (cs *cephState) autoscale() {
 	changed := false
 	for _, p := range cs.Pools {
 		if p.Autoscale != "on" {

@@ -26,7 +26,14 @@ import (
 // PVE_ACC_CEPH=1 confirms; otherwise they skip.
 func newCephEnv(t *testing.T) (*acctest.Env, string) {
 	t.Helper()
-	e := acctest.NewWithOptions(t, pvesim.Options{CephTimeScale: -1})
+	return newCephEnvAt(t, -1)
+}
+
+// newCephEnvAt is newCephEnv with the Ceph clock running at scale
+// simulated seconds per real second.
+func newCephEnvAt(t *testing.T, scale float64) (*acctest.Env, string) {
+	t.Helper()
+	e := acctest.NewWithOptions(t, pvesim.Options{CephTimeScale: scale})
 	if e.Sim == nil {
 		if os.Getenv("PVE_ACC_CEPH") == "" {
 			t.Skip("needs a Ceph cluster it may create pools in and set flags on; set PVE_ACC_CEPH=1")

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -442,9 +443,66 @@ func (r *poolResource) finishWrite(ctx context.Context, c *pve.Client, action st
 			return
 		}
 	}
+	// pg_num as planned, or unset at create PVE's default (what was sent).
+	want := int64(0)
+	if !plan.PGNum.IsUnknown() && !plan.PGNum.IsNull() {
+		want = plan.PGNum.ValueInt64()
+	} else if action == "Create" {
+		want = defaultPoolPGNum
+		if n := plan.createRequest().PGNum; n != nil {
+			want = *n
+		}
+	}
+	if p, err = restorePGNum(ctx, c, plan, p, want); err != nil {
+		framework.AddUnable(diags, action, "Ceph pool", name, err)
+		return
+	}
 	var state poolModel
 	state.fromAPI(p, node, plan)
 	diags.Append(st.Set(ctx, &state)...)
+}
+
+// restorePGNum sets pg_num to want again where Ceph's autoscaler chose
+// another although the pool's mode leaves pg_num alone. PVE's create_pool makes the pool in the cluster's default
+// autoscale mode (on) and sets the planned mode after it, so an
+// autoscaler pass in between leaves its own pg_num target; and set_pool
+// compares pg_num with the pool's actual pg_num, so while that still
+// equals the planned one the set is skipped. Once Ceph has taken its
+// first step toward the autoscaler's target, the set goes through.
+func restorePGNum(ctx context.Context, c *pve.Client, plan *poolModel, p *pve.CephPool, want int64) (*pve.CephPool, error) {
+	if want == 0 || plan.PGAutoscaleMode.ValueString() == "on" {
+		return p, nil
+	}
+	name, node := plan.Name.ValueString(), plan.Node.ValueString()
+	target := func(p *pve.CephPool) int64 {
+		if p.PGNumTarget > 0 {
+			return p.PGNumTarget
+		}
+		return p.PGNum
+	}
+	if target(p) == want {
+		return p, nil
+	}
+	tflog.Info(ctx, "Ceph's autoscaler changed pg_num while PVE created the pool; setting it again", map[string]any{"pool": name, "pg_num": want, "autoscaler_target": target(p)})
+	var err error
+	for p.PGNum == want && target(p) != want {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the autoscaler set pg_num to %d while the pool was created, and Ceph has not begun moving from %d, so pg_num = %d cannot be set again yet: %w", target(p), p.PGNum, want, ctx.Err())
+		case <-time.After(time.Second):
+		}
+		if p, err = c.CephPool(ctx, node, name); err != nil {
+			return nil, err
+		}
+	}
+	if target(p) == want {
+		return p, nil
+	}
+	upid, err := c.UpdateCephPool(ctx, node, name, pve.CephPoolRequest{PGNum: &want})
+	if _, err := c.Await(ctx, upid, err); err != nil {
+		return nil, fmt.Errorf("set pg_num = %d again after the autoscaler chose %d: %w", want, target(p), err)
+	}
+	return c.CephPool(ctx, node, name)
 }
 
 type stateSetter interface {

@@ -356,6 +356,54 @@ func TestAccCephPool_deleteWithImages(t *testing.T) {
 	})
 }
 
+// PVE creates a pool in the cluster's default autoscale mode (on) and
+// sets its mode after: an autoscaler pass in between (real Ceph, make
+// testlab, about one create in twenty under load) chooses pg_num for the
+// new pool, and PVE's set_pool skips the pg_num it was given because the
+// actual pg_num still equals it. The provider sets it again once Ceph
+// has begun to merge, so the pool keeps the pg_num planned, or PVE's
+// 128 when unset.
+func TestAccCephPool_autoscalerInCreate(t *testing.T) {
+	t.Parallel()
+	e, node := newCephEnvAt(t, 30) // merges proceed: one PG per 0.1 s
+	if e.Sim == nil {
+		t.Skip("makes the simulator's autoscaler act inside the pool create")
+	}
+	e.Sim.SetCephAutoscaleInCreate(true)
+	target := func(name string, want int64) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			p, err := e.Client.CephPool(context.Background(), node, name)
+			if err != nil {
+				return err
+			}
+			if p.PGNumTarget != want || p.PGAutoscaleMode != "warn" {
+				return fmt.Errorf("pool %s: pg_num_target %d (pg_num %d, mode %s), want %d", name, p.PGNumTarget, p.PGNum, p.PGAutoscaleMode, want)
+			}
+			return nil
+		}
+	}
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkPoolGone(e, node),
+		Steps: []resource.TestStep{{
+			Config: e.Config(poolConfig(node, `
+  deletion_protection = false
+`) + fmt.Sprintf(`
+resource "pve_ceph_pool" "big" {
+  name                = "big"
+  node                = %q
+  pg_num              = 256
+  deletion_protection = false
+}
+`, node)),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(poolAddr, "pg_num", "128"),
+				resource.TestCheckResourceAttr("pve_ceph_pool.big", "pg_num", "256"),
+				target("ceph", 128), target("big", 256),
+			),
+		}},
+	})
+}
+
 // With the autoscaler on, pg_num belongs to Ceph: it changes without a
 // diff, updates of other settings do not fight it, and a raised
 // pg_num_min lifts pg_num with it.
