@@ -154,6 +154,11 @@ mon_data_avail_crit = 1
 bluestore_block_create = true
 bluestore_block_size = 3221225472
 osd_objectstore = bluestore
+# Lab pace: daemons report PG states to the manager, and the manager its digest to the monitors
+# (what `ceph status` and PVE's API show), every second instead of every five, so that waits for
+# active+clean end when Ceph is done and not up to ten seconds later.
+mgr_stats_period = 1
+mon_mgr_digest_period = 1
 
 [client]
 keyring = $C/keyring/\$cluster.\$name.keyring
@@ -371,17 +376,28 @@ run() {
 	# a lab a failed run left behind goes first: every run starts from nothing
 	[ -d "$D" ] && { log "removing the lab a previous run left"; down; }
 	trap 'set +e; down; log "lab removed"' EXIT
+	# The test binaries build while the lab comes up: on two cores each takes about a minute.
+	mkdir -p "$D/bin"
+	(cd "$ROOT" && go test -c -o "$D/bin/pvesim.test" ./internal/pvesim/ && go test -c -o "$D/bin/ceph.test" ./internal/service/ceph/) >"$D/build.log" 2>&1 &
+	local build=$!
 	up
 	log "real Ceph up: $(ceph_ -s -f json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["health"]["status"], s["osdmap"]["num_osds"], "OSDs,", s["monmap"]["num_mons"], "monitors")')"
-	export PVESIM_REAL_CEPH=$D PVESIM_REAL_CEPH_CONTROL=$ROOT/scripts/testlab.sh
+	wait "$build" || { cat "$D/build.log"; die "building the tests failed"; }
+	log "tests built"
+	export PVESIM_REAL_CEPH=$D PVESIM_REAL_CEPH_CONTROL=$ROOT/scripts/testlab.sh TF_ACC=1
 	# shellcheck source=env.sh
 	. "$ROOT/scripts/env.sh"
-	cd "$ROOT"
-	TF_ACC=1 go test -count=1 -p 1 -parallel 1 -timeout 25m -run "${T:-$TESTS}" ./internal/pvesim/ ./internal/service/ceph/
+	# as go test runs them: in the package's directory, one test at a time (one cluster)
+	local flags=(-test.v -test.count=1 -test.parallel=1 -test.timeout=25m)
+	(cd "$ROOT/internal/pvesim" && "$D/bin/pvesim.test" "${flags[@]}" -test.run="${T:-$TESTS}")
+	log "pvesim's tests done"
+	(cd "$ROOT/internal/service/ceph" && "$D/bin/ceph.test" "${flags[@]}" -test.run="${T:-$TESTS}")
+	log "the Ceph acceptance tests done"
 	if [ -z "${T:-}" ]; then
 		# The adoption of a hand-built Ceph, its stronger half (the config database section
 		# imported too): the hand-built start builds it on the real cluster first.
-		TF_ACC=1 go test -count=1 -parallel 1 -timeout 10m -run "$ADOPT_TEST" ./internal/service/ceph/
+		(cd "$ROOT/internal/service/ceph" && "$D/bin/ceph.test" "${flags[@]}" -test.run="$ADOPT_TEST")
+		log "the adoption test done"
 	fi
 }
 
