@@ -225,6 +225,31 @@ func safeToDestroy(ctx context.Context, c *pve.Client, node string, ids []int64)
 	return strings.Join(msgs, " "), nil
 }
 
+// awaitSafeAgain waits until Ceph calls the stopped OSDs safe to destroy.
+// A stopped OSD reports no statistics, and until every PG is active+clean
+// again Ceph cannot vouch for it (real Ceph 16 right after the stop: "OSD(s)
+// 5 have no reported stats, and not all PGs are active+clean; we cannot
+// draw any conclusions"), so the destroy waits for a yes after the stop too.
+func awaitSafeAgain(ctx context.Context, c *pve.Client, node string, ids []int64) error {
+	waitCtx, cancel := context.WithTimeout(ctx, downWait)
+	defer cancel()
+	for interval := drainPollFirst; ; interval = min(interval*3/2, 5*time.Second) {
+		msg, err := safeToDestroy(waitCtx, c, node, ids)
+		if err == nil && msg == "" {
+			return nil
+		}
+		select {
+		case <-waitCtx.Done():
+			if err == nil {
+				err = errors.New(msg)
+			}
+			return fmt.Errorf("%s stopped and out, but Ceph did not call it safe to destroy again within %s (nothing was destroyed; apply again): %w",
+				osdNames(ids), downWait, err)
+		case <-time.After(interval):
+		}
+	}
+}
+
 func fmtBytes(b int64) string {
 	const unit = 1024
 	if b < unit {
@@ -362,9 +387,10 @@ func timeoutError(c *pve.Client, node string, ids []int64, deadline time.Duratio
 		deadline, names, last, names, progress(ctx, c, node, ids), ids[0])
 }
 
-// stopAndDestroy stops the OSDs, waits until the monitors see them down and
+// stopAndDestroy stops the OSDs, waits until the monitors see them down
+// (and, with vouch, until Ceph calls them safe to destroy again) and
 // destroys them with cleanup (PVE zaps the LVs and wipes the disk).
-func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, ids []int64) error {
+func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Client, node string, ids []int64, vouch bool) error {
 	tree, err := c.CephOSDTree(ctx, node)
 	if err != nil {
 		return err
@@ -409,6 +435,11 @@ func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Clie
 			}
 			return fmt.Errorf("%s still up %s after stopping it", osdNames(ids), downWait)
 		case <-time.After(interval):
+		}
+	}
+	if vouch {
+		if err := awaitSafeAgain(ctx, c, node, ids); err != nil {
+			return err
 		}
 	}
 	for _, id := range ids {
@@ -461,7 +492,7 @@ func (r *osdResource) destroyOSD(ctx context.Context, st *osdModel, deadline tim
 	}
 	drained := time.Since(drainStart)
 	invalidateOSDReads(r.PD, node)
-	if err := stopAndDestroy(ctx, r.PD, c, node, live); err != nil {
+	if err := stopAndDestroy(ctx, r.PD, c, node, live, !force); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("timed out after %s: %w", deadline, err)
 		}
