@@ -440,7 +440,7 @@ func cephInOut(c *call, in bool) (any, *apiError) {
 	}
 	if r := c.s.realCeph; r != nil && r.backed(o.ID) {
 		verb := map[bool]string{true: "in", false: "out"}[in]
-		if _, err := r.ceph("osd", verb, strconv.Itoa(o.ID)); err != nil {
+		if _, err := r.mon(map[string]any{"prefix": "osd " + verb, "ids": []string{strconv.Itoa(o.ID)}}); err != nil {
 			return nil, die("mon_command failed - %s", err.Error())
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -61,6 +62,8 @@ type realCeph struct {
 	// the model's, and nothing done to them reaches the lab.
 	unbacked    map[int]bool
 	storeErrs   []string // what store could not write (guarded by mu)
+	monMu       sync.Mutex
+	monc        *monClient // guarded by monMu
 	watcher     *exec.Cmd
 	stopWatcher context.CancelFunc
 	done        chan struct{}
@@ -396,6 +399,9 @@ func (r *realCeph) close() error {
 		<-r.done
 		_ = r.watcher.Wait()
 	}
+	r.monMu.Lock()
+	r.stopMonClient()
+	r.monMu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for n, c := range r.clients {
@@ -405,34 +411,116 @@ func (r *realCeph) close() error {
 	return err
 }
 
-// ceph runs the real `ceph` here (the lab's monitors are reachable from
-// the root namespace) and returns its standard output; a failure carries
-// Ceph's message, as PVE's mon_command would.
-func (r *realCeph) ceph(args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	argv := append([]string{"-c", r.confPath(), "--connect-timeout", "20"}, args...)
-	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, "ceph", argv...)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		msg = strings.TrimPrefix(msg, "Error ")
-		if i := strings.Index(msg, ": "); i > 0 && strings.HasPrefix(msg, "E") {
-			msg = msg[i+2:] // "EINVAL: text" -> "text", as mon_command's status string
+// mon sends one mon command to the real cluster, as PVE does through
+// librados (PVE::RADOS mon_command), and returns its output; a failure
+// carries Ceph's status message, as PVE's mon_command dies with. Mgr
+// commands (osd safe-to-destroy, ok-to-stop) go the same way: the monitors
+// forward them. One librados client serves every command: a `ceph` process
+// per command cost about half a CPU second each, most of the lab's time.
+func (r *realCeph) mon(cmd map[string]any) ([]byte, error) {
+	r.monMu.Lock()
+	defer r.monMu.Unlock()
+	if r.monc == nil {
+		if err := r.startMonClient(); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("%s", msg)
 	}
-	return out.Bytes(), nil
+	line, err := json.Marshal(cmd)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Ret  int    `json:"ret"`
+		Out  string `json:"out"`
+		Outs string `json:"outs"`
+	}
+	if _, err := r.monc.in.Write(append(line, '\n')); err != nil || !r.monc.out.Scan() {
+		// The client died: the next command starts another.
+		serr := r.monc.out.Err()
+		r.stopMonClient()
+		return nil, fmt.Errorf("real Ceph mon client ended: %w", errors.Join(err, serr))
+	}
+	if err := json.Unmarshal(r.monc.out.Bytes(), &res); err != nil {
+		return nil, err
+	}
+	if res.Ret != 0 {
+		return nil, fmt.Errorf("%s", strings.TrimSpace(res.Outs))
+	}
+	return []byte(res.Out), nil
 }
 
-// cephJSON runs a real `ceph ... --format json` into v.
-func (r *realCeph) cephJSON(v any, args ...string) error {
-	out, err := r.ceph(append(args, "--format", "json")...)
+// monJSON sends cmd with format json and decodes the answer into v.
+func (r *realCeph) monJSON(v any, cmd map[string]any) error {
+	cmd["format"] = "json"
+	out, err := r.mon(cmd)
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(out, v)
+}
+
+// realCephMonPy is the mon client: a JSON command per line in, a JSON
+// answer per line out (ret, out, outs as mon_command gives them).
+const realCephMonPy = `
+import json, sys, rados
+c = rados.Rados(conffile=sys.argv[1], conf={"keyring": sys.argv[2]})
+c.connect(timeout=20)
+for line in sys.stdin:
+    try:
+        ret, out, outs = c.mon_command(line.strip(), b"", timeout=60)
+    except Exception as e:
+        ret, out, outs = -1, b"", str(e)
+    print(json.dumps({"ret": ret, "out": out.decode("utf-8", "replace"), "outs": outs}), flush=True)
+`
+
+type monClient struct {
+	cmd    *exec.Cmd
+	cancel context.CancelFunc // kills it
+	in     io.WriteCloser
+	out    *bufio.Scanner
+}
+
+func (r *realCeph) startMonClient() error {
+	// Debian's python3, which has python3-rados (not one first on PATH).
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "-c", realCephMonPy, r.confPath(), r.keyringPath())
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		cancel()
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return fmt.Errorf("real Ceph mon client: %w", err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 16<<20), 16<<20)
+	r.monc = &monClient{cmd: cmd, cancel: cancel, in: in, out: sc}
+	return nil
+}
+
+// stopMonClient ends the client (its stdin closed, it exits); monMu held.
+func (r *realCeph) stopMonClient() {
+	if r.monc == nil {
+		return
+	}
+	_ = r.monc.in.Close()
+	done := make(chan struct{})
+	go func() { _ = r.monc.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.monc.cancel()
+		<-done
+	}
+	r.monc.cancel()
+	r.monc = nil
 }
 
 // flags are the cluster flags PVE lists, from the real OSD map: pause is
@@ -441,7 +529,7 @@ func (r *realCeph) flags() (map[string]bool, error) {
 	var d struct {
 		Flags string `json:"flags"`
 	}
-	if err := r.cephJSON(&d, "osd", "dump"); err != nil {
+	if err := r.monJSON(&d, map[string]any{"prefix": "osd dump"}); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
@@ -464,7 +552,7 @@ func (r *realCeph) setFlag(flag string, on bool) error {
 	if on {
 		verb = "set"
 	}
-	_, err := r.ceph("osd", verb, flag)
+	_, err := r.mon(map[string]any{"prefix": "osd " + verb, "key": flag})
 	return err
 }
 
@@ -474,10 +562,15 @@ func (r *realCeph) setFlag(flag string, on bool) error {
 func (r *realCeph) status() (map[string]any, error) {
 	var st, health, mon, mgr map[string]any
 	for _, q := range []struct {
-		v    *map[string]any
-		args []string
-	}{{&st, []string{"status"}}, {&health, []string{"health", "detail"}}, {&mon, []string{"mon", "dump"}}, {&mgr, []string{"mgr", "dump"}}} {
-		if err := r.cephJSON(q.v, q.args...); err != nil {
+		v   *map[string]any
+		cmd map[string]any
+	}{
+		{&st, map[string]any{"prefix": "status"}},
+		{&health, map[string]any{"prefix": "health", "detail": "detail"}},
+		{&mon, map[string]any{"prefix": "mon dump"}},
+		{&mgr, map[string]any{"prefix": "mgr dump"}},
+	} {
+		if err := r.monJSON(q.v, q.cmd); err != nil {
 			return nil, err
 		}
 	}
@@ -518,7 +611,7 @@ func (r *realCeph) snapshot() (realBaseline, error) {
 		}
 	}
 	var pools []string
-	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
+	if err := r.monJSON(&pools, map[string]any{"prefix": "osd pool ls"}); err != nil {
 		return b, err
 	}
 	for _, p := range pools {
@@ -542,22 +635,22 @@ func (r *realCeph) restore(base realBaseline) error {
 	}
 	for k, v := range now.config {
 		if old, ok := base.config[k]; !ok {
-			_, err = r.ceph("config", "rm", k[0], k[1])
+			_, err = r.mon(map[string]any{"prefix": "config rm", "who": k[0], "name": k[1]})
 			errs = append(errs, err)
 		} else if old != v {
-			_, err = r.ceph("config", "set", k[0], k[1], old)
+			_, err = r.mon(map[string]any{"prefix": "config set", "who": k[0], "name": k[1], "value": old})
 			errs = append(errs, err)
 		}
 	}
 	for k, v := range base.config {
 		if _, ok := now.config[k]; !ok {
-			_, err = r.ceph("config", "set", k[0], k[1], v)
+			_, err = r.mon(map[string]any{"prefix": "config set", "who": k[0], "name": k[1], "value": v})
 			errs = append(errs, err)
 		}
 	}
 	for p := range now.pools {
 		if !base.pools[p] {
-			_, err = r.ceph("osd", "pool", "rm", p, p, "--yes-i-really-really-mean-it")
+			_, err = r.mon(map[string]any{"prefix": "osd pool rm", "pool": p, "pool2": p, "yes_i_really_really_mean_it": true})
 			errs = append(errs, err)
 		}
 	}
@@ -578,7 +671,7 @@ func (r *realCeph) restoreOSDs(base, now map[int]realOSD) (bool, error) {
 	for id := range now {
 		if _, ok := base[id]; !ok {
 			changed = true
-			_, err := r.ceph("osd", "out", strconv.Itoa(id))
+			_, err := r.mon(map[string]any{"prefix": "osd out", "ids": []string{strconv.Itoa(id)}})
 			errs = append(errs, err, r.control("osd", "destroy", strconv.Itoa(id)))
 		}
 	}
@@ -598,7 +691,7 @@ func (r *realCeph) restoreOSDs(base, now map[int]realOSD) (bool, error) {
 			continue
 		case o.In == 0:
 			changed = true
-			_, err := r.ceph("osd", "in", strconv.Itoa(id))
+			_, err := r.mon(map[string]any{"prefix": "osd in", "ids": []string{strconv.Itoa(id)}})
 			errs = append(errs, err)
 		}
 		if active, _ := r.unit(name); active != "active" {
@@ -629,7 +722,7 @@ func (r *realCeph) waitActiveClean(limit time.Duration) error {
 				} `json:"pgs_by_state"`
 			} `json:"pgmap"`
 		}
-		if err := r.cephJSON(&st, "status"); err == nil {
+		if err := r.monJSON(&st, map[string]any{"prefix": "status"}); err == nil {
 			clean := 0
 			for _, b := range st.PGMap.ByState {
 				if b.Name == "active+clean" {
@@ -673,14 +766,14 @@ func (r *realCeph) pools() ([]realPoolEntry, map[int]string, error) {
 	var d struct {
 		Pools []realPoolEntry `json:"pools"`
 	}
-	if err := r.cephJSON(&d, "osd", "dump"); err != nil {
+	if err := r.monJSON(&d, map[string]any{"prefix": "osd dump"}); err != nil {
 		return nil, nil, err
 	}
 	var rules []struct {
 		ID   int    `json:"rule_id"`
 		Name string `json:"rule_name"`
 	}
-	if err := r.cephJSON(&rules, "osd", "crush", "rule", "dump"); err != nil {
+	if err := r.monJSON(&rules, map[string]any{"prefix": "osd crush rule dump"}); err != nil {
 		return nil, nil, err
 	}
 	names := map[int]string{}
@@ -692,7 +785,7 @@ func (r *realCeph) pools() ([]realPoolEntry, map[int]string, error) {
 
 // poolGetAll is `osd pool get <name> all` as strings, set_pool's "before".
 func (r *realCeph) poolGetAll(name string) (map[string]string, error) {
-	out, err := r.ceph("osd", "pool", "get", name, "all", "--format", "json")
+	out, err := r.mon(map[string]any{"prefix": "osd pool get", "pool": name, "var": "all", "format": "json"})
 	if err != nil {
 		return nil, err
 	}
@@ -713,9 +806,9 @@ func (r *realCeph) poolGetAll(name string) (map[string]string, error) {
 func (r *realCeph) poolSet(name, key, val string) error {
 	var err error
 	if key == "application" {
-		_, err = r.ceph("osd", "pool", "application", "enable", name, val)
+		_, err = r.mon(map[string]any{"prefix": "osd pool application enable", "pool": name, "app": val})
 	} else {
-		_, err = r.ceph("osd", "pool", "set", name, key, val)
+		_, err = r.mon(map[string]any{"prefix": "osd pool set", "pool": name, "var": key, "val": val})
 	}
 	return err
 }
@@ -757,7 +850,11 @@ func (s *Sim) syncPoolsLocked(cs *cephState) error {
 // with PVE's pg_num (an existing pool is no error), then set_pool.
 func (s *Sim) realCreatePoolLocked(cs *cephState, name string, params map[string]string, log *[]string) error {
 	r := s.realCeph
-	if _, err := r.ceph("osd", "pool", "create", name, params["pg_num"]); err != nil {
+	pgNum, err := strconv.Atoi(params["pg_num"])
+	if err != nil {
+		return fmt.Errorf("pg_num %q: %w", params["pg_num"], err)
+	}
+	if _, err := r.mon(map[string]any{"prefix": "osd pool create", "pool": name, "pg_num": pgNum}); err != nil {
 		return fmt.Errorf("mon_command failed - %w", err)
 	}
 	return s.realSetPoolLocked(cs, name, params, log)
@@ -777,7 +874,7 @@ func (s *Sim) realSetPoolLocked(cs *cephState, name string, params map[string]st
 }
 
 func (s *Sim) realDestroyPoolLocked(cs *cephState, name string) error {
-	if _, err := s.realCeph.ceph("osd", "pool", "rm", name, name, "--yes-i-really-really-mean-it"); err != nil {
+	if _, err := s.realCeph.mon(map[string]any{"prefix": "osd pool rm", "pool": name, "pool2": name, "yes_i_really_really_mean_it": true}); err != nil {
 		return fmt.Errorf("mon_command failed - %w", err)
 	}
 	return s.syncPoolsLocked(cs)
@@ -808,7 +905,7 @@ func (r *realCeph) osds() (map[int]realOSD, error) {
 	var d struct {
 		OSDs []realOSD `json:"osds"`
 	}
-	if err := r.cephJSON(&d, "osd", "dump"); err != nil {
+	if err := r.monJSON(&d, map[string]any{"prefix": "osd dump"}); err != nil {
 		return nil, err
 	}
 	out := map[int]realOSD{}
@@ -900,7 +997,7 @@ func (r *realCeph) forgetOSD(id int) {
 
 // safeToDestroy is Ceph's own verdict (`osd safe-to-destroy`).
 func (r *realCeph) safeToDestroy(id int) (bool, string) {
-	if _, err := r.ceph("osd", "safe-to-destroy", strconv.Itoa(id)); err != nil {
+	if _, err := r.mon(map[string]any{"prefix": "osd safe-to-destroy", "ids": []string{strconv.Itoa(id)}}); err != nil {
 		return false, err.Error()
 	}
 	return true, ""
@@ -908,7 +1005,7 @@ func (r *realCeph) safeToDestroy(id int) (bool, string) {
 
 // okToStop is Ceph's `osd ok-to-stop`.
 func (r *realCeph) okToStop(id int) (bool, string) {
-	if _, err := r.ceph("osd", "ok-to-stop", strconv.Itoa(id)); err != nil {
+	if _, err := r.mon(map[string]any{"prefix": "osd ok-to-stop", "ids": []string{strconv.Itoa(id)}}); err != nil {
 		return false, err.Error()
 	}
 	return true, ""
@@ -990,7 +1087,7 @@ func (r *realCeph) store(pool string, bytes int64) error {
 // removeData removes what store wrote from the pools that are left.
 func (r *realCeph) removeData() error {
 	var pools []string
-	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
+	if err := r.monJSON(&pools, map[string]any{"prefix": "osd pool ls"}); err != nil {
 		return err
 	}
 	var errs []error
@@ -1010,7 +1107,7 @@ func (r *realCeph) dataLoss() []string {
 	written := maps.Clone(r.written)
 	r.mu.Unlock()
 	var pools []string
-	if err := r.cephJSON(&pools, "osd", "pool", "ls"); err != nil {
+	if err := r.monJSON(&pools, map[string]any{"prefix": "osd pool ls"}); err != nil {
 		return []string{"list pools: " + err.Error()}
 	}
 	out := slices.Clone(r.storeErrs)
@@ -1120,7 +1217,7 @@ func (s *Sim) configDBLocked(cs *cephState) (map[string]map[string]string, *apiE
 // `config set` names it: section[/mask].
 func (r *realCeph) configDB() (map[string]map[string]string, error) {
 	var dump []struct{ Section, Mask, Name, Value string }
-	if err := r.cephJSON(&dump, "config", "dump"); err != nil {
+	if err := r.monJSON(&dump, map[string]any{"prefix": "config dump"}); err != nil {
 		return nil, err
 	}
 	out := map[string]map[string]string{}
