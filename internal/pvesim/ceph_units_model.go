@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -92,7 +93,11 @@ func cephUnits() *unitHook {
 				if r := x.s.realCeph; r != nil {
 					// The real daemon, not the model's: the model's clock
 					// would otherwise decide when the OSD is back.
-					if err := r.daemon(verb, n); err != nil {
+					err, ran := x.realJobs[n]
+					if !ran {
+						err = r.daemon(verb, n)
+					}
+					if err != nil {
 						x.errf("%v\n", err)
 						failed = true
 					}
@@ -108,6 +113,39 @@ func cephUnits() *unitHook {
 				u.Active = "failed"
 			}
 		},
+	}
+}
+
+// realCephJobs runs on the real lab, all at once, what a systemctl
+// start, stop or restart of several Ceph units asks of their daemons:
+// systemd runs the jobs of one call in parallel. The unit hook then takes
+// each daemon's result instead of running it again.
+func (x *sshExec) realCephJobs(verb string, units []string) {
+	r := x.s.realCeph
+	cs := x.domain().Ceph
+	if r == nil || cs == nil {
+		return
+	}
+	var names []string
+	for _, u := range units {
+		if kind, ok := cephTargetKind(u); ok {
+			names = append(names, cs.nodeDaemons(x.node, kind)...)
+		} else if cephUnitRE.MatchString(u) {
+			names = append(names, cephDaemonName(u))
+		}
+	}
+	if len(names) < 2 {
+		return
+	}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() { errs[i] = r.daemon(verb, n) })
+	}
+	wg.Wait()
+	x.realJobs = map[string]error{}
+	for i, n := range names {
+		x.realJobs[n] = errs[i]
 	}
 }
 

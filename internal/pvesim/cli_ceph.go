@@ -65,10 +65,15 @@ func (c *cephCmd) invalid(detail string) int {
 	return c.fail(errnoEINVAL, "invalid command")
 }
 
-func sshCeph(x *sshExec) int {
-	if x.s.realCeph != nil && x.root {
-		return x.s.realCeph.forward(x)
+// realCephCLI hands root's `ceph` to the real lab when there is one.
+func realCephCLI(x *sshExec) (int, bool) {
+	if x.s.realCeph == nil || !x.root {
+		return 0, false
 	}
+	return x.s.realCeph.forward(x), true
+}
+
+func sshCeph(x *sshExec) int {
 	c := &cephCmd{x: x, s: x.s}
 	args := x.argv[1:]
 	for i := 0; i < len(args); i++ {

@@ -159,6 +159,7 @@ func sshSystemctl(x *sshExec) int {
 			}
 		}
 		x.changed = true
+		x.realCephJobs(verb, units)
 		for _, u := range units {
 			un := x.unit(u)
 			if verb != "stop" && x.unitHookFor(u) == nil && x.s.execState(x.node).needDaemonReload(u, un) {

@@ -88,7 +88,7 @@ func buildNodeOS() *nodeOS {
 			"lsblk":                  {run: sshLsblk},
 			"findmnt":                {run: sshFindmnt},
 			"fio":                    {run: sshFio},
-			"ceph":                   {run: sshCeph},
+			"ceph":                   {run: sshCeph, elsewhere: realCephCLI},
 			"pveceph":                {run: sshPveceph},
 			"dpkg-query":             {run: sshDpkgQuery},
 		},
