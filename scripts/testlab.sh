@@ -159,6 +159,9 @@ osd_objectstore = bluestore
 # active+clean end when Ceph is done and not up to ten seconds later.
 mgr_stats_period = 1
 mon_mgr_digest_period = 1
+# Monitors commit map changes (noout, an OSD marked down or up, a pool set) within 0.1 s instead of
+# gathering them for a second: an OSD restart here took 10.8 s to active+clean, 7.6 s with this.
+paxos_propose_interval = 0.1
 
 [client]
 keyring = $C/keyring/\$cluster.\$name.keyring
