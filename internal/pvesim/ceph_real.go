@@ -449,6 +449,12 @@ func (r *realCeph) mon(cmd map[string]any) ([]byte, error) {
 	return []byte(res.Out), nil
 }
 
+// removePool is `osd pool rm`, as PVE's destroy_pool sends it.
+func (r *realCeph) removePool(name string) error {
+	_, err := r.mon(map[string]any{"prefix": "osd pool rm", "pool": name, "pool2": name, "yes_i_really_really_mean_it": true})
+	return err
+}
+
 // monJSON sends cmd with format json and decodes the answer into v.
 func (r *realCeph) monJSON(v any, cmd map[string]any) error {
 	cmd["format"] = "json"
@@ -650,7 +656,7 @@ func (r *realCeph) restore(base realBaseline) error {
 	}
 	for p := range now.pools {
 		if !base.pools[p] {
-			_, err = r.mon(map[string]any{"prefix": "osd pool rm", "pool": p, "pool2": p, "yes_i_really_really_mean_it": true})
+			err = r.removePool(p)
 			errs = append(errs, err)
 		}
 	}
@@ -874,7 +880,7 @@ func (s *Sim) realSetPoolLocked(cs *cephState, name string, params map[string]st
 }
 
 func (s *Sim) realDestroyPoolLocked(cs *cephState, name string) error {
-	if _, err := s.realCeph.mon(map[string]any{"prefix": "osd pool rm", "pool": name, "pool2": name, "yes_i_really_really_mean_it": true}); err != nil {
+	if err := s.realCeph.removePool(name); err != nil {
 		return fmt.Errorf("mon_command failed - %w", err)
 	}
 	return s.syncPoolsLocked(cs)

@@ -109,11 +109,7 @@ func (m *poolModel) fromAPI(p *pve.CephPool, node string, prior *poolModel) {
 	m.PoolID = types.Int64Value(p.ID)
 	m.Size = types.Int64Value(p.Size)
 	m.MinSize = types.Int64Value(p.MinSize)
-	pgNum := p.PGNum
-	if p.PGNumTarget > 0 {
-		pgNum = p.PGNumTarget // Ceph applies pg_num changes gradually
-	}
-	m.PGNum = types.Int64Value(pgNum)
+	m.PGNum = types.Int64Value(pgNumTarget(p))
 	m.PGNumMin = types.Int64Null()
 	if p.PGNumMin > 0 {
 		m.PGNumMin = types.Int64Value(p.PGNumMin)
@@ -231,4 +227,13 @@ func (powerOfTwoValidator) ValidateInt64(_ context.Context, req validator.Int64R
 		fmt.Sprintf("%s = %d is not a power of two. Ceph spreads data unevenly over a PG count that is not a power of two "+
 			"(some PGs hold twice as much as others) and raises the health warning POOL_PG_NUM_NOT_POWER_OF_TWO. Use %d or %d.",
 			req.Path, n, lo, hi))
+}
+
+// pgNumTarget is the pg_num Ceph is moving the pool to: it applies pg_num
+// changes gradually, so the actual pg_num lags.
+func pgNumTarget(p *pve.CephPool) int64 {
+	if p.PGNumTarget > 0 {
+		return p.PGNumTarget
+	}
+	return p.PGNum
 }

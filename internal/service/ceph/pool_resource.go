@@ -474,33 +474,27 @@ func restorePGNum(ctx context.Context, c *pve.Client, plan *poolModel, p *pve.Ce
 		return p, nil
 	}
 	name, node := plan.Name.ValueString(), plan.Node.ValueString()
-	target := func(p *pve.CephPool) int64 {
-		if p.PGNumTarget > 0 {
-			return p.PGNumTarget
-		}
-		return p.PGNum
-	}
-	if target(p) == want {
+	if pgNumTarget(p) == want {
 		return p, nil
 	}
-	tflog.Info(ctx, "Ceph's autoscaler changed pg_num while PVE created the pool; setting it again", map[string]any{"pool": name, "pg_num": want, "autoscaler_target": target(p)})
+	tflog.Info(ctx, "Ceph's autoscaler changed pg_num while PVE created the pool; setting it again", map[string]any{"pool": name, "pg_num": want, "autoscaler_target": pgNumTarget(p)})
 	var err error
-	for p.PGNum == want && target(p) != want {
+	for p.PGNum == want && pgNumTarget(p) != want {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("the autoscaler set pg_num to %d while the pool was created, and Ceph has not begun moving from %d, so pg_num = %d cannot be set again yet: %w", target(p), p.PGNum, want, ctx.Err())
+			return nil, fmt.Errorf("the autoscaler set pg_num to %d while the pool was created, and Ceph has not begun moving from %d, so pg_num = %d cannot be set again yet: %w", pgNumTarget(p), p.PGNum, want, ctx.Err())
 		case <-time.After(time.Second):
 		}
 		if p, err = c.CephPool(ctx, node, name); err != nil {
 			return nil, err
 		}
 	}
-	if target(p) == want {
+	if pgNumTarget(p) == want {
 		return p, nil
 	}
 	upid, err := c.UpdateCephPool(ctx, node, name, pve.CephPoolRequest{PGNum: &want})
 	if _, err := c.Await(ctx, upid, err); err != nil {
-		return nil, fmt.Errorf("set pg_num = %d again after the autoscaler chose %d: %w", want, target(p), err)
+		return nil, fmt.Errorf("set pg_num = %d again after the autoscaler chose %d: %w", want, pgNumTarget(p), err)
 	}
 	return c.CephPool(ctx, node, name)
 }
