@@ -100,25 +100,39 @@ func (c cephCLI) optionHelp(ctx context.Context, name string) (*optionInfo, erro
 	return &o, nil
 }
 
-// health is `ceph health`: the status and each check's message.
-func (c cephCLI) health(ctx context.Context) (string, map[string]string, error) {
-	var wire struct {
-		Status string `json:"status"`
-		Checks map[string]struct {
-			Severity string `json:"severity"`
-			Summary  struct {
-				Message string `json:"message"`
-			} `json:"summary"`
-		} `json:"checks"`
-	}
-	if err := c.json(ctx, &wire, "health"); err != nil {
-		return "", nil, err
-	}
+// cephHealth is Ceph's health: its status (HEALTH_OK, HEALTH_WARN,
+// HEALTH_ERR) and each check's severity and message.
+type cephHealth struct {
+	Status string
+	Checks map[string]string
+}
+
+// healthWire is the health in `ceph health` and in `ceph status`.
+type healthWire struct {
+	Status string `json:"status"`
+	Checks map[string]struct {
+		Severity string `json:"severity"`
+		Summary  struct {
+			Message string `json:"message"`
+		} `json:"summary"`
+	} `json:"checks"`
+}
+
+func (w healthWire) health() cephHealth {
 	checks := map[string]string{}
-	for k, v := range wire.Checks {
+	for k, v := range w.Checks {
 		checks[k] = v.Severity + ": " + v.Summary.Message
 	}
-	return wire.Status, checks, nil
+	return cephHealth{Status: w.Status, Checks: checks}
+}
+
+// health is `ceph health`.
+func (c cephCLI) health(ctx context.Context) (cephHealth, error) {
+	var wire healthWire
+	if err := c.json(ctx, &wire, "health"); err != nil {
+		return cephHealth{}, err
+	}
+	return wire.health(), nil
 }
 
 // osdDump is the part of `ceph osd dump` the restart needs.
@@ -214,10 +228,12 @@ func (c cephCLI) mgrRunning(ctx context.Context, id string) (bool, error) {
 	return false, nil
 }
 
-// pgsActiveClean reports whether every PG is active+clean.
-func (c cephCLI) pgsActiveClean(ctx context.Context) (bool, string, error) {
+// pgsActiveClean reports whether every PG is active+clean, and the health
+// that came with the answer (`ceph status` carries both).
+func (c cephCLI) pgsActiveClean(ctx context.Context) (bool, string, cephHealth, error) {
 	var st struct {
-		PGMap struct {
+		Health healthWire `json:"health"`
+		PGMap  struct {
 			ByState []struct {
 				Name  string `json:"state_name"`
 				Count int    `json:"count"`
@@ -225,7 +241,7 @@ func (c cephCLI) pgsActiveClean(ctx context.Context) (bool, string, error) {
 		} `json:"pgmap"`
 	}
 	if err := c.json(ctx, &st, "status"); err != nil {
-		return false, "", err
+		return false, "", cephHealth{}, err
 	}
 	var other []string
 	for _, s := range st.PGMap.ByState {
@@ -240,7 +256,7 @@ func (c cephCLI) pgsActiveClean(ctx context.Context) (bool, string, error) {
 		}
 	}
 	sort.Strings(other)
-	return len(other) == 0, strings.Join(other, ", "), nil
+	return len(other) == 0, strings.Join(other, ", "), st.Health.health(), nil
 }
 
 // isInvalidCommand reports Ceph's answer to a command it does not know.

@@ -729,6 +729,46 @@ func TestRollingRestartHealthGate(t *testing.T) {
 	}
 }
 
+// While the restart waits for the PGs to be clean again, the health that
+// came with `ceph status` is its HEALTH_ERR gate: HEALTH_ERR there stops
+// the restart without a second `ceph health` per poll.
+func TestRollingRestartHealthGateWhileClean(t *testing.T) {
+	t.Parallel()
+	e := cephConfigEnv(t, 10, true)
+	if e.Sim == nil {
+		t.Skip("fakes ceph status in the simulator")
+	}
+	// The restart's first ceph status is the wait after z2g4a's OSD is up
+	// again: one PG turned inconsistent meanwhile.
+	e.Sim.InjectSSHFault(pvesim.SSHFault{Program: "ceph", Args: "status --format json", Count: 1, Answer: &pvesim.SSHAnswer{
+		Stdout: `{"health":{"status":"HEALTH_ERR","checks":{"PG_DAMAGED":{"severity":"HEALTH_ERR",` +
+			`"summary":{"message":"Possible data damage: 1 pg inconsistent","count":1},"muted":false}},"mutes":[]},` +
+			`"pgmap":{"pgs_by_state":[{"state_name":"active+clean","count":63},{"state_name":"active+clean+inconsistent","count":1}],"num_pgs":64}}`,
+	}})
+	e.Sim.ResetSSHCommands()
+	err := ceph.RollingRestart(context.Background(), e.NodeExec(t), "z2g4a", [][3]string{{"osd", "0", "z2g4a"}, {"osd", "2", "z2g4b"}}, true)
+	want := "while waiting for all placement groups to be active+clean: the rolling restart stops: Ceph reports HEALTH_ERR:\n" +
+		"  - PG_DAMAGED: HEALTH_ERR: Possible data damage: 1 pg inconsistent"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("HEALTH_ERR while waiting for clean PGs: %v, want %q", err, want)
+	}
+	if got := e.CephRestartsSince(time.Time{}); !reflect.DeepEqual(got, []string{"osd.0"}) {
+		t.Errorf("restarted %v, want only osd.0", got)
+	}
+	var after []string
+	seen := false
+	for _, c := range e.Sim.SSHCommands() {
+		if strings.HasPrefix(c.Line, "ceph status") {
+			seen = true
+		} else if seen {
+			after = append(after, c.Line)
+		}
+	}
+	if !seen || len(after) > 0 {
+		t.Errorf("after ceph status (seen %v) the restart ran %q, want nothing", seen, after)
+	}
+}
+
 // Options monitors and managers read at start: each monitor restarts only
 // while the other two keep the quorum, then each manager; OSDs are left
 // alone.

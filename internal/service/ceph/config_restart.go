@@ -61,6 +61,10 @@ type restarter struct {
 
 	steps []restartStep // what was restarted, in order
 	pace  restartPacer
+
+	// polledHealth is the health a waitFor check read with its answer in
+	// this poll, nil when it read none.
+	polledHealth *cephHealth
 }
 
 // rollingRestart restarts daemons host by host. It returns when all run
@@ -138,18 +142,34 @@ func (r *restarter) preflight(ctx context.Context) error {
 
 // healthGate fails on HEALTH_ERR.
 func (r *restarter) healthGate(ctx context.Context) error {
-	status, checks, err := r.ceph.health(ctx)
+	h, err := r.ceph.health(ctx)
 	if err != nil {
 		return err
 	}
-	if status != "HEALTH_ERR" {
+	return h.gate()
+}
+
+// gate fails on HEALTH_ERR, naming each check.
+func (h cephHealth) gate() error {
+	if h.Status != "HEALTH_ERR" {
 		return nil
 	}
 	var lines []string
-	for _, k := range sortedHosts(checks) {
-		lines = append(lines, "  - "+k+": "+checks[k])
+	for _, k := range sortedHosts(h.Checks) {
+		lines = append(lines, "  - "+k+": "+h.Checks[k])
 	}
 	return fmt.Errorf("the rolling restart stops: Ceph reports HEALTH_ERR:\n%s", strings.Join(lines, "\n"))
+}
+
+// pgsActiveClean is a waitFor check that keeps the health it read with the
+// PG states, so that the wait's HEALTH_ERR gate need not ask again: on a
+// real cluster each `ceph` call over SSH costs most of a second.
+func (r *restarter) pgsActiveClean(ctx context.Context) (bool, string, error) {
+	done, msg, h, err := r.ceph.pgsActiveClean(ctx)
+	if err == nil {
+		r.polledHealth = &h
+	}
+	return done, msg, err
 }
 
 // waitFor polls check until it reports done, an error, HEALTH_ERR, the
@@ -159,6 +179,7 @@ func (r *restarter) waitFor(ctx context.Context, kind waitKind, what string, che
 	deadline := start.Add(restartWait)
 	last := ""
 	for {
+		r.polledHealth = nil
 		done, msg, err := check(ctx)
 		if ctx.Err() != nil {
 			return fmt.Errorf("cancelled while waiting for %s (%s): %w", what, last, ctx.Err())
@@ -177,7 +198,11 @@ func (r *restarter) waitFor(ctx context.Context, kind waitKind, what string, che
 			return nil
 		}
 		last = msg
-		if err := r.healthGate(ctx); err != nil {
+		gate := r.healthGate
+		if h := r.polledHealth; h != nil {
+			gate = func(context.Context) error { return h.gate() }
+		}
+		if err := gate(ctx); err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("cancelled while waiting for %s (%s): %w", what, last, ctx.Err())
 			}
@@ -262,7 +287,7 @@ func (r *restarter) restartOSDs(ctx context.Context, host string, osds []cephDae
 		return err
 	}
 	if r.waitClean {
-		return r.waitFor(ctx, waitPGsClean, "all placement groups to be active+clean", r.ceph.pgsActiveClean)
+		return r.waitFor(ctx, waitPGsClean, "all placement groups to be active+clean", r.pgsActiveClean)
 	}
 	return nil
 }
