@@ -25,9 +25,18 @@ echo "test.sh $(date +%T): CLI $TF_ACC_TERRAFORM_PATH ($("$TF_ACC_TERRAFORM_PATH
 echo "test.sh $(date +%T): go vet ./..."
 go vet ./...
 
-echo "test.sh $(date +%T): go test -count=1 -timeout 45m ${GOTESTFLAGS:+$GOTESTFLAGS }./..."
+# Every package, the longest first: go test starts packages in the order given, two at a time
+# on two cores, and a long one started last runs on alone (in alphabetical order the Ceph
+# package, a quarter of the whole, started half-way and ran on for minutes after the rest).
+longest="./internal/service/ceph ./internal/service/qemu ./internal/adopt ./internal/service/network ./internal/acctest ./internal/service/node"
+mapfile -t all < <(go list -f '{{.Dir}}' ./... | sed "s|^$root|.|")
+pkgs=()
+for p in $longest; do pkgs+=("$p"); done
+for p in "${all[@]}"; do [[ " $longest " == *" $p "* ]] || pkgs+=("$p"); done
+[ "${#pkgs[@]}" = "${#all[@]}" ] || { echo "test.sh: a package of the longest-first list is gone: $longest" >&2; exit 1; }
+echo "test.sh $(date +%T): go test -count=1 -timeout 45m ${GOTESTFLAGS:+$GOTESTFLAGS }./... (${#pkgs[@]} packages, longest first)"
 # shellcheck disable=SC2086
-go test -count=1 -timeout 45m ${GOTESTFLAGS:-} ./...
+go test -count=1 -timeout 45m ${GOTESTFLAGS:-} "${pkgs[@]}"
 
 # The acceptance tests once more against the oldest PVE release pvesim simulates: a
 # representative subset, not the whole matrix again, in one go test so that its packages
