@@ -40,6 +40,22 @@ var (
 // stays until someone acts.
 var transientPGParts = map[string]bool{"peering": true, "activating": true, "creating": true, "unknown": true}
 
+// poll calls check until it reports done or fails, pausing drainPollFirst
+// at first and half as long again each time, up to maxPause. It returns
+// check's error, or ctx's once ctx ends first.
+func poll(ctx context.Context, maxPause time.Duration, check func() (bool, error)) error {
+	for pause := drainPollFirst; ; pause = min(pause*3/2, maxPause) {
+		if done, err := check(); done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
 // onlyTransient: every inactive PG is on its way to active.
 func onlyTransient(st *pve.CephStatus) bool {
 	for state := range st.PGsByState {
@@ -233,21 +249,19 @@ func safeToDestroy(ctx context.Context, c *pve.Client, node string, ids []int64)
 func awaitSafeAgain(ctx context.Context, c *pve.Client, node string, ids []int64) error {
 	waitCtx, cancel := context.WithTimeout(ctx, downWait)
 	defer cancel()
-	for interval := drainPollFirst; ; interval = min(interval*3/2, 5*time.Second) {
-		msg, err := safeToDestroy(waitCtx, c, node, ids)
-		if err == nil && msg == "" {
-			return nil
-		}
-		select {
-		case <-waitCtx.Done():
-			if err == nil {
-				err = errors.New(msg)
-			}
-			return fmt.Errorf("%s stopped and out, but Ceph did not call it safe to destroy again within %s (nothing was destroyed; apply again): %w",
-				osdNames(ids), downWait, err)
-		case <-time.After(interval):
-		}
+	var msg string
+	var err error
+	if poll(waitCtx, 5*time.Second, func() (bool, error) {
+		msg, err = safeToDestroy(waitCtx, c, node, ids)
+		return err == nil && msg == "", nil
+	}) == nil {
+		return nil
 	}
+	if err == nil {
+		err = errors.New(msg)
+	}
+	return fmt.Errorf("%s stopped and out, but Ceph did not call it safe to destroy again within %s (nothing was destroyed; apply again): %w",
+		osdNames(ids), downWait, err)
 }
 
 func fmtBytes(b int64) string {
@@ -322,16 +336,15 @@ func drain(ctx context.Context, c *pve.Client, node string, ids []int64, deadlin
 		}
 	}
 	started := time.Now()
-	interval := drainPollFirst
 	var last string
-	for {
+	err = poll(ctx, drainPollMax, func() (bool, error) {
 		msg, err := safeToDestroy(ctx, c, node, ids)
 		if err != nil && ctx.Err() == nil {
-			return fmt.Errorf("ask Ceph whether %s is safe to destroy: %w", names, err)
+			return false, fmt.Errorf("ask Ceph whether %s is safe to destroy: %w", names, err)
 		}
 		if err == nil && msg == "" {
 			tflog.Info(ctx, "Ceph says the OSD is safe to destroy", map[string]any{"osds": names, "waited": time.Since(started).Round(time.Second).String()})
-			return nil
+			return true, nil
 		}
 		if msg != "" {
 			last = msg
@@ -340,13 +353,23 @@ func drain(ctx context.Context, c *pve.Client, node string, ids []int64, deadlin
 			tflog.Info(ctx, "waiting for Ceph to drain the OSD", map[string]any{"osds": names, "safe_to_destroy": last,
 				"progress": progress(ctx, c, node, ids), "waited": time.Since(started).Round(time.Second).String()})
 		}
-		select {
-		case <-ctx.Done():
-			return timeoutError(c, node, ids, deadline, last)
-		case <-time.After(interval):
-		}
-		interval = min(interval*3/2, drainPollMax)
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return timeoutError(c, node, ids, deadline, last)
 	}
+	return err
+}
+
+// upCount is how many of ids the tree shows up.
+func upCount(tree *pve.CephOSDTree, ids []int64) int {
+	n := 0
+	for _, id := range ids {
+		if o := tree.OSD(id); o != nil && o.Up() {
+			n++
+		}
+	}
+	return n
 }
 
 func anyOut(tree *pve.CephOSDTree, ids []int64) bool {
@@ -415,27 +438,15 @@ func stopAndDestroy(ctx context.Context, pd *framework.ProviderData, c *pve.Clie
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, downWait)
 	defer cancel()
-	for interval := drainPollFirst; ; interval = min(interval*3/2, 5*time.Second) {
-		tree, err = c.CephOSDTree(waitCtx, node)
-		if err == nil {
-			up := false
-			for _, id := range ids {
-				if o := tree.OSD(id); o != nil && o.Up() {
-					up = true
-				}
-			}
-			if !up {
-				break
-			}
+	var treeErr error
+	if poll(waitCtx, 5*time.Second, func() (bool, error) {
+		tree, treeErr = c.CephOSDTree(waitCtx, node)
+		return treeErr == nil && upCount(tree, ids) == 0, nil // an error: ask again
+	}) != nil {
+		if treeErr != nil {
+			return fmt.Errorf("%s not reported down within %s of stopping it: %w", osdNames(ids), downWait, treeErr)
 		}
-		select {
-		case <-waitCtx.Done():
-			if err != nil {
-				return fmt.Errorf("%s not reported down within %s of stopping it: %w", osdNames(ids), downWait, err)
-			}
-			return fmt.Errorf("%s still up %s after stopping it", osdNames(ids), downWait)
-		case <-time.After(interval):
-		}
+		return fmt.Errorf("%s still up %s after stopping it", osdNames(ids), downWait)
 	}
 	if vouch {
 		if err := awaitSafeAgain(ctx, c, node, ids); err != nil {

@@ -535,25 +535,12 @@ func createdBeforeReadBack(plan osdModel) *osdModel {
 func waitUp(ctx context.Context, c *pve.Client, node string, ids []int64, diags *diag.Diagnostics) {
 	ctx, cancel := context.WithTimeout(ctx, osdUpWait)
 	defer cancel()
-	for interval := drainPollFirst; ; interval = min(interval*3/2, 5*time.Second) {
+	if poll(ctx, 5*time.Second, func() (bool, error) {
 		tree, err := c.CephOSDTree(ctx, node)
-		if err == nil {
-			up := true
-			for _, id := range ids {
-				o := tree.OSD(id)
-				up = up && o != nil && o.Up()
-			}
-			if up {
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			diags.AddWarning(osdNames(ids)+" is not up yet",
-				fmt.Sprintf("PVE created %s on %s, but it did not come up within %s. Check `systemctl status ceph-osd@%d` on the node.", osdNames(ids), node, osdUpWait, ids[0]))
-			return
-		case <-time.After(interval):
-		}
+		return err == nil && upCount(tree, ids) == len(ids), nil // an error: ask again
+	}) != nil {
+		diags.AddWarning(osdNames(ids)+" is not up yet",
+			fmt.Sprintf("PVE created %s on %s, but it did not come up within %s. Check `systemctl status ceph-osd@%d` on the node.", osdNames(ids), node, osdUpWait, ids[0]))
 	}
 }
 
