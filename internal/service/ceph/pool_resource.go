@@ -453,7 +453,7 @@ func (r *poolResource) finishWrite(ctx context.Context, c *pve.Client, action st
 			want = *n
 		}
 	}
-	if p, err = restorePGNum(ctx, c, plan, p, want); err != nil {
+	if p, err = r.pgNumAsPlanned(ctx, c, plan, p, want); err != nil {
 		framework.AddUnable(diags, action, "Ceph pool", name, err)
 		return
 	}
@@ -462,27 +462,38 @@ func (r *poolResource) finishWrite(ctx context.Context, c *pve.Client, action st
 	diags.Append(st.Set(ctx, &state)...)
 }
 
-// restorePGNum sets pg_num to want again where Ceph's autoscaler chose
-// another although the pool's mode leaves pg_num alone. PVE's create_pool makes the pool in the cluster's default
-// autoscale mode (on) and sets the planned mode after it, so an
-// autoscaler pass in between leaves its own pg_num target; and set_pool
-// compares pg_num with the pool's actual pg_num, so while that still
-// equals the planned one the set is skipped. Once Ceph has taken its
-// first step toward the autoscaler's target, the set goes through.
-func restorePGNum(ctx context.Context, c *pve.Client, plan *poolModel, p *pve.CephPool, want int64) (*pve.CephPool, error) {
-	if want == 0 || plan.PGAutoscaleMode.ValueString() == "on" {
+// pgNumAsPlanned sets pg_num to want again where PVE's set_pool skipped
+// it: set_pool compares the request with the pool's actual pg_num, not with
+// where Ceph is taking it. That happens twice over:
+//   - PVE's create_pool makes the pool in the cluster's default autoscale
+//     mode (on) and sets the planned mode after it, so an autoscaler pass in
+//     between leaves its own target while the actual pg_num still equals the
+//     planned one;
+//   - pg_num set back to where a split or merge under way still is: asked
+//     for 128 while merging from 128 to 64, PVE says "skipping 'pg_num', did
+//     not change" and Ceph goes on to 64 (real Ceph 16, make testlab).
+//
+// With SSH, Ceph's own command sets it at once. Without, the set goes
+// through PVE once Ceph has taken its first step away from want.
+func (r *poolResource) pgNumAsPlanned(ctx context.Context, c *pve.Client, plan *poolModel, p *pve.CephPool, want int64) (*pve.CephPool, error) {
+	if want == 0 || plan.PGAutoscaleMode.ValueString() == "on" || pgNumTarget(p) == want {
 		return p, nil
 	}
 	name, node := plan.Name.ValueString(), plan.Node.ValueString()
-	if pgNumTarget(p) == want {
-		return p, nil
+	tflog.Info(ctx, "PVE skipped pg_num while Ceph is taking the pool elsewhere; setting it again",
+		map[string]any{"pool": name, "pg_num": want, "pg_num_now": p.PGNum, "ceph_target": pgNumTarget(p)})
+	if r.PD.NodeExec != nil {
+		if _, err := (cephCLI{ex: r.PD.NodeExec, node: node}).run(ctx, "osd", "pool", "set", name, "pg_num", strconv.FormatInt(want, 10)); err != nil {
+			return nil, fmt.Errorf("set pg_num = %d again (Ceph is taking the pool to %d): %w", want, pgNumTarget(p), err)
+		}
+		return c.CephPool(ctx, node, name)
 	}
-	tflog.Info(ctx, "Ceph's autoscaler changed pg_num while PVE created the pool; setting it again", map[string]any{"pool": name, "pg_num": want, "autoscaler_target": pgNumTarget(p)})
 	var err error
 	for p.PGNum == want && pgNumTarget(p) != want {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("the autoscaler set pg_num to %d while the pool was created, and Ceph has not begun moving from %d, so pg_num = %d cannot be set again yet: %w", pgNumTarget(p), p.PGNum, want, ctx.Err())
+			return nil, fmt.Errorf("pool %s is on its way to pg_num %d and Ceph has not begun moving from %d, so PVE cannot set pg_num = %d "+
+				"yet (with SSH configured, the provider sets it through Ceph at once): %w", name, pgNumTarget(p), p.PGNum, want, ctx.Err())
 		case <-time.After(time.Second):
 		}
 		if p, err = c.CephPool(ctx, node, name); err != nil {
@@ -494,7 +505,7 @@ func restorePGNum(ctx context.Context, c *pve.Client, plan *poolModel, p *pve.Ce
 	}
 	upid, err := c.UpdateCephPool(ctx, node, name, pve.CephPoolRequest{PGNum: &want})
 	if _, err := c.Await(ctx, upid, err); err != nil {
-		return nil, fmt.Errorf("set pg_num = %d again after the autoscaler chose %d: %w", want, pgNumTarget(p), err)
+		return nil, fmt.Errorf("set pg_num = %d again (Ceph is taking the pool to %d): %w", want, pgNumTarget(p), err)
 	}
 	return c.CephPool(ctx, node, name)
 }
@@ -557,38 +568,7 @@ func (r *poolResource) Update(ctx context.Context, req resource.UpdateRequest, r
 			return
 		}
 	}
-	if !r.ensurePGNum(ctx, c, node, name, &plan, &resp.Diagnostics) {
-		return
-	}
 	r.finishWrite(ctx, c, "Update", &plan, &resp.State, &resp.Diagnostics)
-}
-
-// ensurePGNum sets pg_num again when PVE skipped it: set_pool compares the
-// request with `osd pool get`, whose pg_num is where a merge or split
-// currently is, not its target. Asked for 128 while merging from 128 to 64,
-// PVE says "skipping 'pg_num', did not change" and Ceph goes on to 64 (seen
-// on real Ceph 16, make testlab). Only Ceph's own command reaches it then.
-func (r *poolResource) ensurePGNum(ctx context.Context, c *pve.Client, node, name string, plan *poolModel, diags *diag.Diagnostics) bool {
-	if plan.PGNum.IsNull() || plan.PGNum.IsUnknown() {
-		return true
-	}
-	want := plan.PGNum.ValueInt64()
-	p, err := c.CephPool(ctx, node, name)
-	if err != nil {
-		framework.AddUnable(diags, "Update", "Ceph pool", name, err)
-		return false
-	}
-	if p.PGNumTarget == 0 || p.PGNumTarget == want {
-		return true
-	}
-	if !framework.RequireNodeExec(r.PD, diags, fmt.Sprintf("Setting pg_num = %d on Ceph pool %s while it is still at %d on its way to %d", want, name, p.PGNum, p.PGNumTarget)) {
-		return false
-	}
-	if _, err := (cephCLI{ex: r.PD.NodeExec, node: node}).run(ctx, "osd", "pool", "set", name, "pg_num", strconv.FormatInt(want, 10)); err != nil {
-		framework.AddUnable(diags, "Update", "Ceph pool", name, err)
-		return false
-	}
-	return true
 }
 
 // updateSteps are the PUTs that take the pool from state to plan: only

@@ -3,6 +3,8 @@ package ceph_test
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
+	"github.com/pvelab/terraform-provider-pve/internal/acctest"
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
@@ -365,27 +368,36 @@ func TestAccCephPool_deleteWithImages(t *testing.T) {
 // 128 when unset.
 func TestAccCephPool_autoscalerInCreate(t *testing.T) {
 	t.Parallel()
-	e, node := newCephEnvAt(t, 30) // merges proceed: one PG per 0.1 s
-	if e.Sim == nil {
-		t.Skip("makes the simulator's autoscaler act inside the pool create")
-	}
-	e.Sim.SetCephAutoscaleInCreate(true)
-	target := func(name string, want int64) func(*terraform.State) error {
-		return func(*terraform.State) error {
-			p, err := e.Client.CephPool(context.Background(), node, name)
-			if err != nil {
-				return err
+	// With SSH the provider sets pg_num again through Ceph at once; without,
+	// through PVE once Ceph has begun moving away from it.
+	for _, ssh := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ssh=%v", ssh), func(t *testing.T) {
+			t.Parallel()
+			e, node := newCephEnvAt(t, 30) // merges proceed: one PG per 0.1 s
+			if e.Sim == nil {
+				t.Skip("makes the simulator's autoscaler act inside the pool create")
 			}
-			if p.PGNumTarget != want || p.PGAutoscaleMode != "warn" {
-				return fmt.Errorf("pool %s: pg_num_target %d (pg_num %d, mode %s), want %d", name, p.PGNumTarget, p.PGNum, p.PGAutoscaleMode, want)
+			e.Sim.SetCephAutoscaleInCreate(true)
+			provider := e.ProviderConfig()
+			if !ssh {
+				provider = e.ProviderConfigWithoutSSH(t)
 			}
-			return nil
-		}
-	}
-	e.Run(t, resource.TestCase{
-		CheckDestroy: checkPoolGone(e, node),
-		Steps: []resource.TestStep{{
-			Config: e.Config(poolConfig(node, `
+			target := func(name string, want int64) func(*terraform.State) error {
+				return func(*terraform.State) error {
+					p, err := e.Client.CephPool(context.Background(), node, name)
+					if err != nil {
+						return err
+					}
+					if p.PGNumTarget != want || p.PGAutoscaleMode != "warn" {
+						return fmt.Errorf("pool %s: pg_num_target %d (pg_num %d, mode %s), want %d", name, p.PGNumTarget, p.PGNum, p.PGAutoscaleMode, want)
+					}
+					return nil
+				}
+			}
+			e.Run(t, resource.TestCase{
+				CheckDestroy: checkPoolGone(e, node),
+				Steps: []resource.TestStep{{
+					Config: provider + poolConfig(node, `
   deletion_protection = false
 `) + fmt.Sprintf(`
 resource "pve_ceph_pool" "big" {
@@ -394,13 +406,79 @@ resource "pve_ceph_pool" "big" {
   pg_num              = 256
   deletion_protection = false
 }
-`, node)),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr(poolAddr, "pg_num", "128"),
-				resource.TestCheckResourceAttr("pve_ceph_pool.big", "pg_num", "256"),
-				target("ceph", 128), target("big", 256),
-			),
-		}},
+`, node),
+					Check: resource.ComposeAggregateTestCheckFunc(
+						resource.TestCheckResourceAttr(poolAddr, "pg_num", "128"),
+						resource.TestCheckResourceAttr("pve_ceph_pool.big", "pg_num", "256"),
+						target("ceph", 128), target("big", 256),
+						func(*terraform.State) error {
+							if n := len(cephPoolSetsOverSSH(e)); (n > 0) != ssh {
+								return fmt.Errorf("%d pg_num sets over SSH with ssh=%v", n, ssh)
+							}
+							return nil
+						},
+					),
+				}},
+			})
+		})
+	}
+}
+
+// cephPoolSetsOverSSH lists the `ceph osd pool set` commands the nodes ran.
+func cephPoolSetsOverSSH(e *acctest.Env) []string {
+	var out []string
+	for _, c := range e.Sim.SSHCommands() {
+		if strings.HasPrefix(c.Line, "ceph osd pool set ") {
+			out = append(out, c.Line)
+		}
+	}
+	return out
+}
+
+// pg_num set back to where a split under way still is: PVE compares it with
+// the actual pg_num and skips it ("skipping 'pg_num', did not change"), and
+// Ceph would go on splitting; the provider sets it through Ceph.
+func TestAccCephPool_pgNumSetBackMidSplit(t *testing.T) {
+	t.Parallel()
+	e, node := newCephEnv(t) // frozen clock: the split does not move
+	if e.Sim == nil {
+		t.Skip("holds a split still in the simulator")
+	}
+	cfg := func(pgs int) string {
+		return e.Config(poolConfig(node, fmt.Sprintf(`
+  pg_num              = %d
+  pg_autoscale_mode   = "off"
+  deletion_protection = false
+`, pgs)))
+	}
+	target := func(want, actual int64) func(*terraform.State) error {
+		return checkPool(e, node, func(p *pve.CephPool) error {
+			if p.PGNumTarget != want || p.PGNum != actual {
+				return fmt.Errorf("pg_num_target %d, pg_num %d; want %d, %d", p.PGNumTarget, p.PGNum, want, actual)
+			}
+			return nil
+		})
+	}
+	e.Run(t, resource.TestCase{
+		CheckDestroy: checkPoolGone(e, node),
+		Steps: []resource.TestStep{
+			{Config: cfg(128), Check: target(128, 128)},
+			{Config: cfg(256), Check: target(256, 128)},
+			{
+				PreConfig: e.Sim.ResetSSHCommands,
+				Config:    cfg(128),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(poolAddr, "pg_num", "128"),
+					target(128, 128),
+					func(*terraform.State) error {
+						if got, want := cephPoolSetsOverSSH(e), []string{"ceph osd pool set ceph pg_num 128"}; !reflect.DeepEqual(got, want) {
+							return fmt.Errorf("over SSH: %q, want %q", got, want)
+						}
+						return nil
+					},
+				),
+			},
+		},
 	})
 }
 
