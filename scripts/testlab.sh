@@ -358,8 +358,8 @@ down() {
 	sshd_down
 	# All OSDs and managers at once, then the monitors (an OSD tells them it stops): one after
 	# another, their seconds each added up to most of a minute.
-	stop_all osd mgr
-	stop_all mon
+	stop_all 'osd.*' 'mgr.*'
+	stop_all '*'
 	net_down
 	if [ "${TESTLAB_KEEP:-}" != 1 ] && [ -d "$D" ]; then
 		mkdir -p "$ROOT/.testlab-logs" && rm -rf "$ROOT/.testlab-logs/last" && cp -r "$LOGD" "$ROOT/.testlab-logs/last" 2>/dev/null || true
@@ -367,10 +367,10 @@ down() {
 	fi
 }
 
-stop_all() { # kinds: every daemon of these kinds, in parallel
-	local f k pids=() p
-	for k in "$@"; do
-		for f in "$RUN/$k".*.pid; do
+stop_all() { # name globs: every daemon with a pid file matching one, in parallel
+	local f g pids=() p
+	for g in "$@"; do
+		for f in "$RUN"/$g.pid; do
 			[ -e "$f" ] || continue
 			daemon_stop "$(basename "$f" .pid)" &
 			pids+=($!)
