@@ -198,15 +198,17 @@ func (r *restarter) waitFor(ctx context.Context, kind waitKind, what string, che
 			return nil
 		}
 		last = msg
-		gate := r.healthGate
+		var gateErr error
 		if h := r.polledHealth; h != nil {
-			gate = func(context.Context) error { return h.gate() }
+			gateErr = h.gate()
+		} else {
+			gateErr = r.healthGate(ctx)
 		}
-		if err := gate(ctx); err != nil {
+		if gateErr != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("cancelled while waiting for %s (%s): %w", what, last, ctx.Err())
 			}
-			return fmt.Errorf("while waiting for %s: %w", what, err)
+			return fmt.Errorf("while waiting for %s: %w", what, gateErr)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("gave up waiting for %s after %s: %s", what, restartWait, last)
