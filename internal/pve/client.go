@@ -350,7 +350,7 @@ func (c *Client) login(ctx context.Context) error {
 	p := Params{}
 	p.Set("username", c.cfg.Username)
 	p.Set("password", c.cfg.Password)
-	res, err := c.do(ctx, http.MethodPost, "/access/ticket", p, true)
+	res, err := c.do(ctx, http.MethodPost, "/access/ticket", p, nil, true)
 	if err != nil {
 		return err
 	}
@@ -432,7 +432,7 @@ func (c *Client) Delete(ctx context.Context, path string, params Params, out any
 // GetRaw sends a GET and returns the raw "data" plus the other top-level keys
 // of the envelope (e.g. "total", "changes").
 func (c *Client) GetRaw(ctx context.Context, path string, params Params) (data json.RawMessage, extras map[string]json.RawMessage, err error) {
-	res, err := c.do(ctx, http.MethodGet, path, params, false)
+	res, err := c.do(ctx, http.MethodGet, path, params, nil, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -440,7 +440,7 @@ func (c *Client) GetRaw(ctx context.Context, path string, params Params) (data j
 }
 
 func (c *Client) call(ctx context.Context, method, path string, params Params, out any) error {
-	res, err := c.do(ctx, method, path, params, false)
+	res, err := c.do(ctx, method, path, params, nil, false)
 	if err != nil {
 		return err
 	}
@@ -463,7 +463,7 @@ func (r *response) decode(method, path string, out any) error {
 }
 
 // do runs a request with retries and, for ticket auth, one re-login on 401.
-func (c *Client) do(ctx context.Context, method, path string, params Params, noAuth bool) (*response, error) {
+func (c *Client) do(ctx context.Context, method, path string, params Params, up *upload, noAuth bool) (*response, error) {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
@@ -480,7 +480,7 @@ func (c *Client) do(ctx context.Context, method, path string, params Params, noA
 	}
 	relogged := false
 	for attempt := 0; ; attempt++ {
-		res, gen, err := c.doOnce(ctx, method, path, params, noAuth)
+		res, gen, err := c.doOnce(ctx, method, path, params, up, noAuth)
 		if err == nil {
 			return res, nil
 		}
@@ -527,30 +527,50 @@ func retryMethod(method, path string) string {
 	return method
 }
 
-func (c *Client) doOnce(ctx context.Context, method, path string, params Params, noAuth bool) (*response, uint64, error) {
+func (c *Client) doOnce(ctx context.Context, method, path string, params Params, up *upload, noAuth bool) (*response, uint64, error) {
 	release, err := c.acquire(ctx, path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer release()
 
+	// An upload takes as long as its bytes take: only ctx bounds it.
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	if up != nil {
+		cancel()
+		rctx, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
 
 	u := c.apiBase + path
 	var body io.Reader
 	enc := params.Encode()
 	form := method == http.MethodPost || method == http.MethodPut
-	if form {
+	var multipartType string
+	var length int64
+	switch {
+	case up != nil:
+		rc, ctype, n, err := up.body()
+		if err != nil {
+			return nil, 0, fmt.Errorf("PVE API %s %s: %w", method, path, err)
+		}
+		defer rc.Close()
+		body, multipartType, length = rc, ctype, n
+	case form:
 		body = strings.NewReader(enc)
-	} else if enc != "" {
+	case enc != "":
 		u += "?" + enc
 	}
 	req, err := http.NewRequestWithContext(rctx, method, u, body)
 	if err != nil {
 		return nil, 0, fmt.Errorf("PVE API %s %s: %w", method, path, err)
 	}
-	if form {
+	switch {
+	case up != nil:
+		// PVE refuses an upload without Content-Length (no chunking).
+		req.ContentLength = length
+		req.Header.Set("Content-Type", multipartType)
+	case form:
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.Header.Set("Accept", "application/json")

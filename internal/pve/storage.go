@@ -230,6 +230,10 @@ func (c *Client) StorageContent(ctx context.Context, node, id string, vmid int64
 	if vmid > 0 {
 		p.SetInt("vmid", vmid)
 	}
+	return c.listContent(ctx, node, id, p)
+}
+
+func (c *Client) listContent(ctx context.Context, node, id string, p Params) ([]StorageVolume, error) {
 	var wire []struct {
 		VolID   flexString `json:"volid"`
 		Format  flexString `json:"format"`

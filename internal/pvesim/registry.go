@@ -33,6 +33,7 @@ func buildRoutes(rel pveRelease) []*route {
 	registerHA(t)
 	registerStorage(t)
 	registerStorageVolumeInfo(t)
+	registerStorageUpload(t)
 	// After every Ceph registration: wraps their handlers.
 	gateCephInstalled(t)
 	// VMs (qemu.go).

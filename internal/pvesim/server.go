@@ -75,6 +75,8 @@ type call struct {
 	// rec is the request's log record, where a task fault the call's
 	// task meets is marked (faults.go); nil outside a request.
 	rec *Request
+	// upload is the file of a multipart upload (storage_upload.go).
+	upload *pendingUpload
 }
 
 func (c *call) node() *nodeState { return c.s.st.Nodes[c.params["node"]] }
@@ -190,7 +192,19 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 		rel = r.URL.Path
 	}
 	rec := Request{Time: start, Node: listener, Method: r.Method, Path: rel, Auth: authKind(r)}
-	params, kinds, perr := readParams(r)
+	var params map[string]string
+	var kinds map[string]valueKind
+	var perr *apiError
+	var up *pendingUpload
+	if isAPI && r.Method == http.MethodPost && uploadPathRE.MatchString(rel) && r.ContentLength != 0 {
+		params, up, perr = readUpload(r, int(s.uploadSeq.Add(1)))
+		kinds = map[string]valueKind{}
+		for k := range params {
+			kinds[k] = kindScalar
+		}
+	} else {
+		params, kinds, perr = readParams(r)
+	}
 	rec.Params = redactParams(params)
 	sw := &statusWriter{ResponseWriter: w, rec: &rec, s: s}
 
@@ -261,7 +275,7 @@ func (s *Sim) serve(listener string, w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.fireTriggersLocked(r.Method, rel)
-	c := &call{s: s, listener: listener, method: r.Method, path: rel, params: params, kinds: kinds, user: user, rec: &rec}
+	c := &call{s: s, listener: listener, method: r.Method, path: rel, params: params, kinds: kinds, user: user, rec: &rec, upload: up}
 	res, herr := s.dispatch(c, rt, md)
 	s.mu.Unlock()
 	if herr != nil {

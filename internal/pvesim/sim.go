@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -123,6 +124,8 @@ type Sim struct {
 	// (Options.RealCeph), nil for the model alone.
 	realCeph *realCeph
 	opts     Options
+	// uploadSeq numbers uploads' temporary files.
+	uploadSeq atomic.Int64
 
 	// mu guards st, tasks and faults. Handlers run entirely under it, which
 	// also serialises network writes per node as PVE's lock file does.

@@ -51,3 +51,35 @@ func (s *Sim) StorageCfg(node string) string {
 	sc := s.storageCfgLocked(node)
 	return renderStorageCfg(sc.Order, sc.Entries)
 }
+
+// FileData returns the bytes of a file volume (an ISO image uploaded or
+// downloaded onto a storage) as node sees it, and whether it exists.
+func (s *Sim) FileData(node, volid string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Nodes[node] == nil {
+		return nil, false
+	}
+	v, err := s.volumeLocked(node, volid)
+	if err != nil {
+		return nil, false
+	}
+	return append([]byte(nil), v.Data...), true
+}
+
+// PutFile stores a file volume (volname such as iso/x.iso) on storage as
+// if it had been copied there by hand, for tests of adopting one.
+func (s *Sim) PutFile(node, storage, volname string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Nodes[node] == nil {
+		return fmt.Errorf("no node %s", node)
+	}
+	e, err := s.storageEntryLocked(node, storage)
+	if err != nil {
+		return err
+	}
+	s.putFileLocked(node, e, volname, data)
+	s.saveLocked()
+	return nil
+}

@@ -37,7 +37,20 @@ type simVolume struct {
 	Name   string `json:"name"`
 	VMID   int    `json:"vmid"`
 	Size   int64  `json:"size"`
-	Format string `json:"format"` // raw, qcow2 or subvol
+	Format string `json:"format"` // raw, qcow2, subvol or iso
+	// Data is an uploaded or downloaded file's bytes (storage_upload.go).
+	Data []byte `json:"data,omitempty"`
+}
+
+// content is the volume's content type as the storage lists it.
+func (v *simVolume) content() string {
+	switch {
+	case strings.HasPrefix(v.Name, "iso/"):
+		return "iso"
+	case strings.Contains(v.Name, "subvol-"):
+		return "rootdir"
+	}
+	return "images"
 }
 
 func (v *simVolume) volid() string { return v.Storage + ":" + v.Name }

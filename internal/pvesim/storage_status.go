@@ -213,11 +213,13 @@ func nodeStorageContent(c *call) (any, *apiError) {
 	out := []map[string]any{}
 	ct := c.params["content"]
 	for _, v := range s.storageVolumesLocked(node, id, vmid) {
-		content := "images"
-		if strings.Contains(v.Name, "subvol-") {
-			content = "rootdir"
-		}
+		content := v.content()
 		if ct != "" && ct != content {
+			continue
+		}
+		if content == "iso" {
+			// No vmid key: PVE lists templates as nobody's.
+			out = append(out, map[string]any{"volid": v.volid(), "format": v.Format, "size": v.Size, "content": content})
 			continue
 		}
 		out = append(out, map[string]any{"volid": v.volid(), "format": v.Format, "size": v.Size, "vmid": v.VMID, "content": content})

@@ -51,6 +51,9 @@ var volnameRE = map[string]*regexp.Regexp{
 	"rbd":     regexp.MustCompile(`^(?:base-\d+-\S+/)?(?:base)?(?:vm)?-(\d+)-\S+$`),
 }
 
+// isoVolnameRE is Plugin.pm parse_volname's ISO image.
+var isoVolnameRE = regexp.MustCompile(`(?i)^iso/[^/]+\.(?:iso|img)$`)
+
 // volnameKind is how a plugin names itself in its parse error.
 var volnameKind = map[string]string{"dir": "directory", "lvm": "lvm", "lvmthin": "lvm", "zfspool": "zfs", "rbd": "rbd"}
 
@@ -66,6 +69,8 @@ func fileStorage(typ string) bool {
 // volumePath is the plugin's path() of an image.
 func (s *Sim) volumePath(node string, e *storageEntry, name string) string {
 	switch {
+	case fileStorage(e.Type) && strings.HasPrefix(name, "iso/"):
+		return s.isoDir(e) + "/" + strings.TrimPrefix(name, "iso/")
 	case fileStorage(e.Type):
 		return cmp.Or(e.Opts["path"], "/mnt/pve/"+e.ID) + "/images/" + name
 	case e.Type == "lvm" || e.Type == "lvmthin":
@@ -105,6 +110,9 @@ func (c *call) imageVolume() (volid string, e *storageEntry, name, owner string,
 		return "", nil, "", "", die("%s\n", err)
 	}
 	_, name, _ = splitVolid(volid)
+	if fileStorage(e.Type) && isoVolnameRE.MatchString(name) {
+		return volid, e, name, "", nil
+	}
 	re := volnameRE[e.Type]
 	if fileStorage(e.Type) {
 		re = volnameRE["dir"]
@@ -133,7 +141,7 @@ func deleteVolume(c *call) (any, *apiError) {
 	if c.params["delay"] != "" {
 		return nil, die("pvesim does not simulate delay on DELETE .../content/{volume}; poll the task")
 	}
-	volid, e, _, owner, aerr := c.imageVolume()
+	volid, e, name, owner, aerr := c.imageVolume()
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -142,6 +150,11 @@ func deleteVolume(c *call) (any, *apiError) {
 		id = owner + "@" + id
 	}
 	return s.startTaskLocked(c, "imgdel", id, func(t *task) (int, error) {
+		if strings.HasPrefix(name, "iso/") && s.volumesLocked(node, e)[volid] == nil {
+			// Plugin.pm free_image only warns about a missing file.
+			t.Log = append(t.Log, fmt.Sprintf("WARN: disk image '%s' does not exist", s.volumePath(node, e, name)), fmt.Sprintf("Removed volume '%s'", volid))
+			return 1, nil
+		}
 		if err := s.freeVolumeLocked(node, volid); err != nil {
 			return 0, err
 		}
