@@ -379,6 +379,7 @@ func (p *pveProvider) Resources(context.Context) []func() resource.Resource {
 		storage.NewStorageResource,
 		storage.NewLVMThinResource,
 		storage.NewZFSResource,
+		storage.NewStorageISOResource,
 		qemu.NewVMResource,
 		qemu.NewVMDiskResource,
 	}
