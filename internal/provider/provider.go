@@ -389,6 +389,7 @@ func (p *pveProvider) DataSources(context.Context) []func() datasource.DataSourc
 	return []func() datasource.DataSource{
 		network.NewNodeNetworksDataSource,
 		cluster.NewNodesDataSource,
+		cluster.NewAPIEndpointDataSource,
 		cluster.NewClusterStatusDataSource,
 		cluster.NewClusterJoinInfoDataSource,
 		cluster.NewVersionDataSource,
