@@ -370,6 +370,15 @@ func (l *Lab) Run(args ...string) *LabRun {
 	return r
 }
 
+// WriteFile writes a file into the work dir, such as a tfvars file
+// holding the simulator's endpoint.
+func (l *Lab) WriteFile(name, content string) {
+	l.t.Helper()
+	if err := os.WriteFile(filepath.Join(l.Dir, name), []byte(content), 0o600); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
 // Apply runs apply -auto-approve (extra args appended).
 func (l *Lab) Apply(args ...string) *LabRun {
 	l.t.Helper()
