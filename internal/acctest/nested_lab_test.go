@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/pvelab/terraform-provider-pve/internal/isofs"
+	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
 // The outer layer of examples/nested-lab against pvesim: the reference
@@ -213,4 +215,35 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// examples/nested-lab/cluster, which make testacc-nested applies to the
+// nested nodes, forms one cluster of standalone nodes as the installer
+// leaves them (here the reference lab's, fresh-install) from the nested
+// lab's nodes output, with an empty plan after it.
+//
+// pvesim's endpoints are loopback ports, so the addresses are given.
+func TestNestedLabClusterConfig(t *testing.T) {
+	lab := NewLab(t, LabOptions{ConfigDir: "examples/nested-lab/cluster", Files: map[string]string{
+		"terraform.tfvars": `addresses = { z2g4a = "172.27.2.10", z2g4b = "172.27.2.11", z2g4c = "172.27.2.12" }` + "\n",
+	}})
+	if r := lab.Apply(); r.ExitCode != 0 {
+		t.Fatalf("apply failed:\n%s", r.Errors())
+	}
+	if r := lab.Plan(); r.ExitCode != 0 {
+		t.Fatalf("second plan not empty (exit %d):\n%s\n%s", r.ExitCode, r.PlannedChanges(), r.Errors())
+	}
+	info := lab.Sim.Info()
+	for _, n := range info.Nodes {
+		c := mustClient(t, pve.Config{Endpoint: n.Endpoint, APIToken: n.APIToken, TLSFingerprint: n.TLSFingerprint})
+		var members []struct {
+			Name string `json:"name"`
+		}
+		if err := c.Get(context.Background(), "/cluster/config/nodes", nil, &members); err != nil {
+			t.Fatalf("%s: %v", n.Name, err)
+		}
+		if len(members) != len(info.Nodes) {
+			t.Errorf("%s sees members %+v, want all %d nodes", n.Name, members, len(info.Nodes))
+		}
+	}
 }
