@@ -366,7 +366,7 @@ func createVM(c *call) (any, *apiError) {
 		return nil, perr
 	}
 	resolveCdromAlias(params)
-	if perr := s.checkDriveParamsLocked(node, params, storage); perr != nil {
+	if perr := s.checkDriveParamsLocked(node, params, storage, true); perr != nil {
 		return nil, perr
 	}
 	s.normalizeNetsLocked(node, params)

@@ -185,7 +185,7 @@ func (s *Sim) parseConfigUpdate(c *call) (*configUpdate, *apiError) {
 		}
 		u.deletes = append(u.deletes, opt)
 	}
-	if perr := s.checkDriveParamsLocked(u.node, u.params, ""); perr != nil {
+	if perr := s.checkDriveParamsLocked(u.node, u.params, "", false); perr != nil {
 		return nil, perr
 	}
 	s.normalizeNetsLocked(u.node, u.params)
@@ -419,6 +419,17 @@ func (s *Sim) applyConfigUpdateLocked(c *call, u *configUpdate, log *[]string) *
 				return die("%v", err)
 			}
 			vm.Pending[opt] = created[opt]
+			// A new CD drive joins an explicit boot order at its end
+			// ("append new CD drives to bootorder to mark them
+			// bootable"), after the boot order the request may set: PVE
+			// walks the params in hash order; boot sorts first here, so
+			// a request setting both gets the appended order, one of the
+			// orders PVE can write.
+			if nd, _ := parseDrive(opt, val); len(bootOrder) > 0 && driveIsCdromNotCloudinit(nd) && !contains(bootOrder, opt) {
+				bootOrder = append(bootOrder, opt)
+				vm.Pending["boot"] = "order=" + strings.Join(bootOrder, ";")
+				modified["boot"] = true
+			}
 		case opt == "tags":
 			vm.Pending[opt] = uniqueTags(val)
 		case opt == "boot":

@@ -107,26 +107,43 @@ func (s *Sim) allocDrivesLocked(node string, vmid int, params map[string]string,
 				out[k] = d.print()
 				continue
 			}
-			v, err := s.volumeLocked(node, file)
+			if _, name, _ := splitVolid(file); name == "cloudinit" {
+				// A cloud-init drive to allocate: not simulated, kept.
+				out[k] = d.print()
+				continue
+			}
+			v, err := s.driveVolumeLocked(node, file)
 			if err != nil {
-				if d.isCdrom() {
-					out[k] = d.print()
-					continue
-				}
-				return out, allocated, fmt.Errorf("volume %s does not exist", file)
+				return out, allocated, err
 			}
-			if !d.isCdrom() {
-				d["size"] = formatSize(v.Size)
-			}
+			d["size"] = formatSize(v.Size)
 			out[k] = d.print()
 		}
 	}
 	return out, allocated, nil
 }
 
-// checkDriveParamsLocked is $check_drive_param + $check_storage_access:
-// drive strings normalised, allocation storages checked.
-func (s *Sim) checkDriveParamsLocked(node string, params map[string]string, defaultStorage string) *apiError {
+// checkDriveParamsLocked is the checks create_vm and update_vm_api make
+// of the drive params before they fork: $check_storage_access and
+// $check_drive_param, create in that order, update the other way round.
+// The drive strings come out normalised.
+func (s *Sim) checkDriveParamsLocked(node string, params map[string]string, defaultStorage string, create bool) *apiError {
+	if create {
+		if perr := s.checkStorageAccessLocked(node, params, defaultStorage); perr != nil {
+			return perr
+		}
+		return s.checkDriveParamLocked(node, params)
+	}
+	if perr := s.checkDriveParamLocked(node, params); perr != nil {
+		return perr
+	}
+	return s.checkStorageAccessLocked(node, params, defaultStorage)
+}
+
+// checkDriveParamLocked is $check_drive_param: each drive parsed,
+// cleanup_drive_path's media=cdrom for none and cdrom, and an ISO image
+// only as a CD (parse_volname of a volume that is not to be allocated).
+func (s *Sim) checkDriveParamLocked(node string, params map[string]string) *apiError {
 	for _, k := range sortedKeys(params) {
 		if !isDriveKey(k) {
 			continue
@@ -135,8 +152,51 @@ func (s *Sim) checkDriveParamsLocked(node string, params map[string]string, defa
 		if msg != "" {
 			return paramErr1(k, "unable to parse drive options")
 		}
-		if m := newDiskRE.FindStringSubmatch(d.file()); m != nil && !d.isCdrom() {
-			store := m[2]
+		file := d.file()
+		if (file == "cdrom" || file == "none") && d.str("media") == "" {
+			d["media"] = "cdrom"
+		}
+		// parse_drive refuses a CD drive on VirtIO, or with a snapshot
+		// or format option.
+		if bus, _ := splitIndexed(k); d.str("media") == "cdrom" && (bus == "virtio" || perlTrue(d.str("snapshot")) || d.str("format") != "") {
+			return paramErr1(k, "unable to parse drive options")
+		}
+		if store, name, err := splitVolid(file); err == nil && !strings.HasPrefix(file, "/") && !newDiskRE.MatchString(file) && name != "cloudinit" {
+			vtype, verr := s.driveVolnameLocked(node, store, name)
+			if verr != nil {
+				return die("%s", verr.Error())
+			}
+			if vtype == "iso" && d.str("media") != "cdrom" {
+				return paramErr1(k, "explicit 'media=cdrom' is required for iso images")
+			}
+		}
+		params[k] = d.print()
+	}
+	return nil
+}
+
+// checkStorageAccessLocked is $check_storage_access: a storage to
+// allocate on must take images, an existing volume must be an image or an
+// ISO (check_volume_access, then its content type), and unusedN must
+// name a volume.
+func (s *Sim) checkStorageAccessLocked(node string, params map[string]string, defaultStorage string) *apiError {
+	for _, k := range sortedKeys(params) {
+		if !isDriveKey(k) {
+			continue
+		}
+		d, msg := parseDrive(k, params[k])
+		if msg != "" {
+			return paramErr1(k, "unable to parse drive options")
+		}
+		file := d.file()
+		store, name, verr := splitVolid(file)
+		isCdrom := d.str("media") == "cdrom"
+		switch {
+		case file == "" || file == "none" || file == "cloudinit" || (verr == nil && name == "cloudinit"):
+		case isCdrom && file == "cdrom":
+			// Sys.Console on / (root@pam and the sim's tokens have it).
+		case !isCdrom && newDiskRE.MatchString(file):
+			store = newDiskRE.FindStringSubmatch(file)[2]
 			if store == "" {
 				store = defaultStorage
 			}
@@ -150,8 +210,15 @@ func (s *Sim) checkDriveParamsLocked(node string, params map[string]string, defa
 			if !e.contentTypes()["images"] {
 				return paramErr1("storage", fmt.Sprintf("storage '%s' does not support vm images", store))
 			}
+		case verr == nil && !strings.HasPrefix(file, "/"):
+			vtype, err := s.driveVolnameLocked(node, store, name)
+			if err != nil {
+				return die("%s", err.Error())
+			}
+			if vtype != "images" && vtype != "iso" {
+				return paramErr1(k, "content type needs to be 'images' or 'iso'")
+			}
 		}
-		params[k] = d.print()
 	}
 	for _, k := range sortedKeys(params) {
 		if !strings.HasPrefix(k, "unused") {
@@ -353,3 +420,111 @@ func moveDisk(c *call) (any, *apiError) {
 	})
 	return upid, nil
 }
+
+// driveVolnameLocked is PVE::Storage::parse_volname of a drive's volume
+// as qemu-server's checks call it: the storage's section (storage_config)
+// and its plugin's parse_volname, giving the volume's type or the
+// plugin's error.
+func (s *Sim) driveVolnameLocked(node, store, name string) (string, error) {
+	e, err := s.storageEntryLocked(node, store)
+	if err != nil {
+		return "", err
+	}
+	if fileStorage(e.Type) {
+		return dirVolnameType(name)
+	}
+	re := volnameRE[e.Type]
+	if re == nil {
+		return "images", nil // a plugin pvesim does not model: not checked
+	}
+	if !re.MatchString(name) {
+		return "", fmt.Errorf("unable to parse %s volume name '%s'", volnameKind[e.Type], name)
+	}
+	return "images", nil
+}
+
+// Plugin.pm parse_volname and parse_name_dir, the directory-like
+// storages' volume names by type (Storage.pm's *_EXT_RE_* suffixes).
+var (
+	dirImageRE      = regexp.MustCompile(`^(\d+)/(\S+)$`)
+	dirLinkedRE     = regexp.MustCompile(`^(\d+)/(\S+)/(\d+)/(\S+)$`)
+	dirVMNameRE     = regexp.MustCompile(`^((vm-|base-|subvol-)(\d+)-[^/\s]+\.(raw|qcow2|vmdk|subvol))$`)
+	dirSnapNameRE   = regexp.MustCompile(`^snap-.*\.qcow2$`)
+	dirOtherNameRE  = regexp.MustCompile(`^((base-)?[^/\s]+\.(raw|qcow2|vmdk|subvol))$`)
+	dirISORE        = regexp.MustCompile(`^iso/[^/]+\.(?i:iso|img)$`)
+	dirVztmplRE     = regexp.MustCompile(`^vztmpl/[^/]+\.(?i:tar|tar\.(?:gz|xz|zst|bz2))$`)
+	dirBackupRE     = regexp.MustCompile(`^backup/[^/]+\.(?:tgz|(?:tar|vma)(?:\.(?:gz|lzo|zst|bz2))?)$`)
+	dirSnippetsRE   = regexp.MustCompile(`^snippets/[^/]+$`)
+	dirImportOVARE  = regexp.MustCompile(`^import/[ a-zA-Z0-9\-.+=_]+\.ova/[ a-zA-Z0-9\-.+=_]+\.(?:qcow2|raw|vmdk)$`)
+	dirImportFileRE = regexp.MustCompile(`^import/[ a-zA-Z0-9\-.+=_]+\.(?:ova|ovf|qcow2|raw|vmdk)$`)
+)
+
+// dirVolnameType is Plugin.pm parse_volname's volume type.
+func dirVolnameType(name string) (string, error) {
+	nameDir := func(n string) error {
+		switch {
+		case dirVMNameRE.MatchString(n):
+		case dirSnapNameRE.MatchString(n):
+			return fmt.Errorf("'%s' is a snapshot filename, not a volume!", n) //nolint:staticcheck // PVE's text
+		case dirOtherNameRE.MatchString(n):
+		default:
+			return fmt.Errorf("unable to parse volume filename '%s'", n)
+		}
+		return nil
+	}
+	if m := dirLinkedRE.FindStringSubmatch(name); m != nil {
+		if err := nameDir(m[2]); err != nil {
+			return "", err
+		}
+		return "images", nameDir(m[4])
+	}
+	if m := dirImageRE.FindStringSubmatch(name); m != nil {
+		return "images", nameDir(m[2])
+	}
+	for _, t := range []struct {
+		re    *regexp.Regexp
+		vtype string
+	}{{dirISORE, "iso"}, {dirVztmplRE, "vztmpl"}, {dirBackupRE, "backup"}, {dirSnippetsRE, "snippets"}, {dirImportOVARE, "import"}, {dirImportFileRE, "import"}} {
+		if t.re.MatchString(name) {
+			return t.vtype, nil
+		}
+	}
+	return "", fmt.Errorf("unable to parse directory volume name '%s'", name)
+}
+
+// driveVolumeLocked is create_disks for an existing volume:
+// check_volume_access's parse_volname, activate_volumes (Plugin.pm's
+// activate_volume: the file of a directory-like storage must be there)
+// and volume_size_info (no size: "does not exist"). Its own content-type
+// die ("cannot use volume $volid - content type needs to be 'images' or
+// 'iso'") is not reached through the API: $check_storage_access refused
+// such a volume before the fork (checkStorageAccessLocked).
+func (s *Sim) driveVolumeLocked(node, volid string) (*simVolume, error) {
+	store, name, err := splitVolid(volid)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.driveVolnameLocked(node, store, name); err != nil {
+		return nil, err
+	}
+	e, _ := s.storageEntryLocked(node, store) // found by driveVolnameLocked
+	if v := s.volumesLocked(node, e)[volid]; v != nil {
+		return v, nil
+	}
+	if fileStorage(e.Type) {
+		return nil, fmt.Errorf("volume '%s' does not exist", volid)
+	}
+	return nil, fmt.Errorf("volume %s does not exist", volid)
+}
+
+// cloudinitVolRE is Drive.pm drive_is_cloudinit's volume name.
+var cloudinitVolRE = regexp.MustCompile(`[:/](?:vm-\d+-)?cloudinit(?:\.(?:raw|qcow|qcow2|qed|vmdk|cloop))?$`)
+
+// driveIsCdromNotCloudinit is drive_is_cdrom($drive, 1): media=cdrom,
+// cloud-init drives excluded.
+func driveIsCdromNotCloudinit(d drive) bool {
+	return d != nil && d.str("media") == "cdrom" && !cloudinitVolRE.MatchString(d.file())
+}
+
+// perlTrue is Perl's truth of a string value ("" and "0" are false).
+func perlTrue(v string) bool { return v != "" && v != "0" }

@@ -96,6 +96,29 @@ func (s *Sim) VMVolumes(node, storage string, vmid int) []string {
 	return out
 }
 
+// PutCDImage puts an ISO image of size bytes on a directory-like storage
+// as node sees it ("<storage>:iso/<file>.iso", content iso), as an upload
+// leaves it, for a VM's CD drive to use.
+func (s *Sim) PutCDImage(node, volid string, size int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Nodes[node] == nil {
+		return fmt.Errorf("no node %s", node)
+	}
+	store, name, err := splitVolid(volid)
+	if err != nil {
+		return err
+	}
+	if vtype, err := s.driveVolnameLocked(node, store, name); err != nil || vtype != "iso" {
+		return fmt.Errorf("%s is not an ISO image's volume id (%v)", volid, err)
+	}
+	e, _ := s.storageEntryLocked(node, store) // found by driveVolnameLocked
+	v := &simVolume{Storage: store, Name: name, Size: size, Format: "iso"}
+	s.volumesLocked(node, e)[volid] = v
+	s.saveLocked()
+	return nil
+}
+
 // findVMLocked looks vmid up on every node (any trust domain).
 func (s *Sim) findVMLocked(vmid int) (string, *qemuVM) {
 	for _, name := range s.st.NodeOrder {

@@ -140,36 +140,40 @@ func memoryMiB(v string) int64 {
 }
 
 // defaultBoot is get_default_bootdevices + print_bootorder: the first
-// disk, then CD drives, then NICs.
+// disk, the first CD drive (resolve_first_disk, in valid_drive_names'
+// order: ide, scsi, virtio, sata; a CD is media=cdrom) and the first NIC.
 func defaultBoot(conf map[string]string) string {
-	var disk string
-	var cds, nets []string
-	for _, b := range driveBuses {
-		for i := 0; i <= b.max; i++ {
-			k := b.bus + strconv.Itoa(i)
-			v, ok := conf[k]
-			if !ok {
-				continue
+	var disk, cd string
+	for _, bus := range []string{"ide", "scsi", "virtio", "sata"} {
+		for _, b := range driveBuses {
+			for i := 0; b.bus == bus && i <= b.max; i++ {
+				k := b.bus + strconv.Itoa(i)
+				v, ok := conf[k]
+				if !ok {
+					continue
+				}
+				d, _ := parseDrive(k, v)
+				isCD := d != nil && d.str("media") == "cdrom"
+				if isCD && cd == "" {
+					cd = k
+				} else if !isCD && disk == "" {
+					disk = k
+				}
 			}
-			d, _ := parseDrive(k, v)
-			if d != nil && d.isCdrom() {
-				cds = append(cds, k)
-			} else if disk == "" {
-				disk = k
-			}
+		}
+	}
+	var order []string
+	for _, dev := range []string{disk, cd} {
+		if dev != "" {
+			order = append(order, dev)
 		}
 	}
 	for i := 0; i < 32; i++ {
 		if _, ok := conf["net"+strconv.Itoa(i)]; ok {
-			nets = append(nets, "net"+strconv.Itoa(i))
+			order = append(order, "net"+strconv.Itoa(i))
+			break
 		}
 	}
-	var order []string
-	if disk != "" {
-		order = append(order, disk)
-	}
-	order = append(order, cds...)
-	order = append(order, nets...)
 	if len(order) == 0 {
 		return ""
 	}

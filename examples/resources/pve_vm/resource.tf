@@ -22,6 +22,14 @@ resource "pve_vm" "vm100" {
   # The boot disk is set by its pve_vm_disk (boot = true): a boot_order
   # here could not name scsi0 before that disk exists.
 
+  # An empty CD drive. An installer goes in with
+  # ide2 = "local:iso/proxmox-ve_9.1-1.iso" (swapped in place, also while
+  # the VM runs); PVE's boot order has the CD drive after the boot disk,
+  # so the VM boots the installer while that disk is still empty.
+  cdrom = {
+    ide2 = "none"
+  }
+
   tags    = ["lab", "ceph"]
   onboot  = true
   started = true

@@ -2,6 +2,7 @@ package qemu
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
@@ -33,6 +35,10 @@ type vmDiskModel struct {
 	Replicate       types.Bool     `tfsdk:"replicate"`
 	RO              types.Bool     `tfsdk:"ro"`
 	Serial          types.String   `tfsdk:"serial"`
+	Model           types.String   `tfsdk:"model"`
+	Vendor          types.String   `tfsdk:"vendor"`
+	Product         types.String   `tfsdk:"product"`
+	WWN             types.String   `tfsdk:"wwn"`
 	MBpsRd          types.Float64  `tfsdk:"mbps_rd"`
 	MBpsRdMax       types.Float64  `tfsdk:"mbps_rd_max"`
 	MBpsWr          types.Float64  `tfsdk:"mbps_wr"`
@@ -55,10 +61,18 @@ var slotRE = regexp.MustCompile(`^(scsi([0-9]|[12][0-9]|30)|virtio([0-9]|1[0-5])
 
 var sizeRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[KMGT]?$`)
 
-// The drive options the resource manages, by attribute; everything else
-// in the drive string (format, media, wwn, ...) is kept as PVE has it.
+// What a drive tells the guest about itself (Drive.pm's vendor, product
+// and wwn formats; PVE also takes tabs where these take spaces).
 var (
-	driveStringOpts = []string{"cache", "discard", "aio", "serial"}
+	vendorRE  = regexp.MustCompile(`^[A-Za-z0-9_ -]{1,8}$`)
+	productRE = regexp.MustCompile(`^[A-Za-z0-9_ -]{1,16}$`)
+	wwnRE     = regexp.MustCompile(`^0x[0-9a-fA-F]{16}$`)
+)
+
+// The drive options the resource manages, by attribute; everything else
+// in the drive string (format, media, ...) is kept as PVE has it.
+var (
+	driveStringOpts = []string{"cache", "discard", "aio", "serial", "model", "vendor", "product", "wwn"}
 	driveBoolOpts   = []string{"iothread", "ssd", "backup", "replicate", "ro"}
 	driveFloatOpts  = []string{"mbps_rd", "mbps_rd_max", "mbps_wr", "mbps_wr_max"}
 	driveIntOpts    = []string{"iops_rd", "iops_rd_max", "iops_wr", "iops_wr_max"}
@@ -74,6 +88,14 @@ func (m *vmDiskModel) strAttr(k string) *types.String {
 		return &m.AIO
 	case "serial":
 		return &m.Serial
+	case "model":
+		return &m.Model
+	case "vendor":
+		return &m.Vendor
+	case "product":
+		return &m.Product
+	case "wwn":
+		return &m.WWN
 	}
 	panic("unknown option " + k)
 }
@@ -129,6 +151,9 @@ func (m *vmDiskModel) options() map[string]string {
 		if v := m.strAttr(k); !v.IsNull() && !v.IsUnknown() {
 			out[k] = v.ValueString()
 		}
+	}
+	if v, ok := out["model"]; ok {
+		out["model"] = urlEncodeDriveText(v)
 	}
 	for _, k := range driveBoolOpts {
 		if v := m.boolAttr(k); !v.IsNull() && !v.IsUnknown() {
@@ -189,6 +214,11 @@ func sameOption(k, a, b string) bool {
 	if a == b {
 		return true
 	}
+	if k == "model" {
+		x, err1 := url.PathUnescape(a)
+		y, err2 := url.PathUnescape(b)
+		return err1 == nil && err2 == nil && x == y
+	}
 	for _, f := range driveFloatOpts {
 		if k == f {
 			x, err1 := strconv.ParseFloat(a, 64)
@@ -216,7 +246,15 @@ func (m *vmDiskModel) fromDrive(vmid int64, slot, node string, d pve.Drive, pend
 		}
 	}
 	for _, k := range driveStringOpts {
-		if v, ok := d.Options[k]; ok {
+		v, ok := d.Options[k]
+		if k == "model" && ok {
+			// Stored url-encoded (Drive.pm's model format); the attribute
+			// is the text the guest sees.
+			if dec, err := url.PathUnescape(v); err == nil {
+				v = dec
+			}
+		}
+		if ok {
 			*m.strAttr(k) = types.StringValue(v)
 		} else {
 			*m.strAttr(k) = types.StringNull()
@@ -436,5 +474,53 @@ func bootOrderSetting(boot, slot string, in bool) string {
 func (m *vmDiskModel) setBoot(s *slotState, slot string) {
 	if !m.Boot.IsNull() && !m.Boot.IsUnknown() {
 		m.Boot = types.BoolValue(inBootOrder(s.Boot, slot))
+	}
+}
+
+// urlEncodeDriveText is a drive's model text as PVE's urlencoded format
+// takes it (pve_verify_urlencoded: [-%a-zA-Z0-9_.!~*'()]): every other
+// byte as %XX.
+func urlEncodeDriveText(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// maxModelBytes is the model's limit: Drive.pm's "up to 40 bytes long"
+// (maxLength 120 on the url-encoded text), the ATA model number field.
+const maxModelBytes = 40
+
+// validateDriveIdentity refuses model, vendor, product and wwn on a bus
+// whose drive format lacks them (Drive.pm: model on IDE, vendor and
+// product on SCSI, wwn on all but VirtIO) and a model over 40 bytes.
+func validateDriveIdentity(m *vmDiskModel, slot, bus string, diags *diag.Diagnostics) {
+	known := func(v types.String) bool { return !v.IsNull() && !v.IsUnknown() }
+	busName := map[string]string{"ide": "IDE", "sata": "SATA", "scsi": "SCSI", "virtio": "VirtIO"}[bus]
+	refuse := func(attr, has, fix string) {
+		diags.AddAttributeError(path.Root(attr), "Option not available on "+busName,
+			fmt.Sprintf("PVE has %s only for %s disks; %s is %s. Remove %s, %s.", attr, has, slot, busName, attr, fix))
+	}
+	if !m.Model.IsNull() && bus != "ide" {
+		refuse("model", "IDE", "or use an ideN slot (on SCSI, vendor and product name the drive)")
+	}
+	if known(m.Model) && len(m.Model.ValueString()) > maxModelBytes {
+		diags.AddAttributeError(path.Root("model"), "Model name too long",
+			fmt.Sprintf("model = %q is %d bytes; PVE takes up to %d (the ATA model number field). Shorten it.",
+				m.Model.ValueString(), len(m.Model.ValueString()), maxModelBytes))
+	}
+	for _, k := range []string{"vendor", "product"} {
+		if !m.strAttr(k).IsNull() && bus != "scsi" {
+			refuse(k, "SCSI", "or use a scsiN slot")
+		}
+	}
+	if !m.WWN.IsNull() && bus == "virtio" {
+		refuse("wwn", "IDE, SATA and SCSI", "or use a scsiN, sataN or ideN slot")
 	}
 }

@@ -53,8 +53,9 @@ func (r *vmDiskResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	maps.Copy(attrs, vmDiskOptionAttributes())
 	maps.Copy(attrs, vmDiskLifecycleAttributes())
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "One disk of a VM (GUI: VM → Hardware → Hard Disk), keyed by VM and slot (`scsi0`, `virtio1`, `sata2`, `ide3`).",
-		Attributes:          attrs,
+		MarkdownDescription: "One disk of a VM (GUI: VM → Hardware → Hard Disk), keyed by VM and slot (`scsi0`, `virtio1`, `sata2`, `ide3`). " +
+			"CD/DVD drives are `pve_vm`'s `cdrom`.",
+		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
@@ -143,6 +144,30 @@ func vmDiskOptionAttributes() map[string]schema.Attribute {
 			Optional: true, MarkdownDescription: "Serial number the guest sees (up to 20 bytes).",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 20)},
 		},
+		"model": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Model name the guest sees (IDE disks only; PVE has no `model` on other buses: use `vendor` and " +
+				"`product` on SCSI), up to 40 bytes. Plain text such as `Samsung SSD 870 EVO 1TB`: the provider url-encodes it, as " +
+				"PVE stores it. On a running VM PVE records a change at once; the guest sees it after the next restart.",
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+		},
+		"vendor": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Vendor name the guest sees (SCSI disks only), up to 8 letters, digits, `-`, `_` or spaces, " +
+				"such as `ATA`. Waits for a restart on a running VM.",
+			Validators: []validator.String{stringvalidator.RegexMatches(vendorRE, "must be 1 to 8 letters, digits, -, _ or spaces")},
+		},
+		"product": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Product name the guest sees (SCSI disks only), up to 16 letters, digits, `-`, `_` or spaces, " +
+				"such as `ST4000NM0035`. Waits for a restart on a running VM.",
+			Validators: []validator.String{stringvalidator.RegexMatches(productRE, "must be 1 to 16 letters, digits, -, _ or spaces")},
+		},
+		"wwn": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "World wide name the guest sees, `0x` and 16 hex digits such as `0x5000c500a1b2c3d4` (not on VirtIO).",
+			Validators:          []validator.String{stringvalidator.RegexMatches(wwnRE, "must be 0x followed by 16 hex digits, such as 0x5000c500a1b2c3d4")},
+		},
 		"mbps_rd":     limitF("Read limit in MB/s."),
 		"mbps_rd_max": limitF("Read burst limit in MB/s."),
 		"mbps_wr":     limitF("Write limit in MB/s."),
@@ -216,6 +241,7 @@ func (r *vmDiskResource) ValidateConfig(ctx context.Context, req resource.Valida
 			}
 		}
 	}
+	validateDriveIdentity(&m, slot, bus, &resp.Diagnostics)
 	if bus == "virtio" && set(m.SSD) {
 		resp.Diagnostics.AddAttributeError(path.Root("ssd"), "Option not available on VirtIO",
 			fmt.Sprintf("PVE has no ssd option for VirtIO disks (%s). Remove ssd, or use a scsiN slot (with discard = \"on\") "+
@@ -346,9 +372,12 @@ func (r *vmDiskResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	if st.HasCurrent || st.HasEffective {
-		resp.Diagnostics.AddAttributeError(path.Root("slot"), "Slot already in use",
-			fmt.Sprintf("VM %d already has %s = %s. Import it instead of creating it: terraform import %s.<name> %s, or choose "+
-				"another slot.", vmid, slot, st.Effective.String(), vmDiskTypeName, id))
+		detail := fmt.Sprintf("VM %d already has %s = %s. Import it instead of creating it: terraform import %s.<name> %s, or choose "+
+			"another slot.", vmid, slot, st.Effective.String(), vmDiskTypeName, id)
+		if st.Effective.IsCdrom() {
+			detail = fmt.Sprintf("VM %d already has %s = %s.", vmid, slot, st.Effective.String()) + cdromInSlotNote(slot)
+		}
+		resp.Diagnostics.AddAttributeError(path.Root("slot"), "Slot already in use", detail)
 		return
 	}
 	tflog.Info(ctx, "creating VM disk", map[string]any{"vmid": vmid, "node": at.node, "slot": slot, "drive": drive.String()})

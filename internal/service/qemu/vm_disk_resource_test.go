@@ -690,6 +690,8 @@ func TestAccVMDisk_validation(t *testing.T) {
 		{"ide0", `ro = true`, `PVE has ro only for SCSI and VirtIO`},
 		{"scsi31", ``, `slot.*must be scsi0-30`},
 		{"scsi0", `cache = "fast"`, `cache.*value must be one of`},
+		{"sata0", `model = "Samsung SSD 870 EVO"`, `PVE has model only for IDE disks; sata0 is SATA`},
+		{"ide0", `model = "` + strings.Repeat("x", 41) + `"`, `model = "x+" is 41 bytes; PVE takes up to 40`},
 	} {
 		t.Run(tc.slot, func(t *testing.T) {
 			e.Run(t, resource.TestCase{Steps: []resource.TestStep{{

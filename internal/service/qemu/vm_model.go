@@ -6,6 +6,7 @@ package qemu
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ type vmModel struct {
 	BootOrder      types.List   `tfsdk:"boot_order"`
 	Network        types.Map    `tfsdk:"network"`
 	Serial         types.Map    `tfsdk:"serial"`
+	Cdrom          types.Map    `tfsdk:"cdrom"`
 	VGA            types.String `tfsdk:"vga"`
 	OnBoot         types.Bool   `tfsdk:"onboot"`
 	Started        types.Bool   `tfsdk:"started"`
@@ -285,6 +287,7 @@ func (m *vmModel) fromConfig(node string, vmid int64, cfg *pve.VMConfig, running
 	m.hardwareFromConfig(cfg)
 	m.BootOrder = bootOrderFromConfig(v, prior)
 	m.devicesFromConfig(v)
+	m.Cdrom = cdromsFromConfig(v, prior)
 	m.Started = types.BoolValue(running)
 	if running {
 		m.Status = types.StringValue("running")
@@ -418,7 +421,7 @@ func orDefault(v, def string) string {
 // configUpdate compares what PVE has (cfg, pending values included) with
 // the plan and returns the options to set and to delete. Options the
 // provider does not manage are left alone.
-func configUpdate(cfg *pve.VMConfig, want desiredConfig, wantBoot []string, plannedBoot bool) (pve.Params, []string) {
+func configUpdate(vmid int64, cfg *pve.VMConfig, want desiredConfig, cdroms map[string]string, cdromsManaged bool, wantBoot []string, plannedBoot bool) (pve.Params, []string, error) {
 	set := pve.Params{}
 	var del []string
 	have := cfg.Values
@@ -451,10 +454,15 @@ func configUpdate(cfg *pve.VMConfig, want desiredConfig, wantBoot []string, plan
 			set[k] = w
 		}
 	}
+	if cdromsManaged {
+		if err := cdromUpdate(vmid, have, cdroms, set, &del); err != nil {
+			return nil, nil, err
+		}
+	}
 	if plannedBoot {
 		var present []string
 		for _, dev := range wantBoot {
-			if _, ok := have[dev]; ok || set[dev] != "" {
+			if _, ok := have[dev]; (ok && !slices.Contains(del, dev)) || set[dev] != "" {
 				present = append(present, dev)
 			}
 		}
@@ -463,7 +471,7 @@ func configUpdate(cfg *pve.VMConfig, want desiredConfig, wantBoot []string, plan
 		}
 	}
 	sort.Strings(del)
-	return set, del
+	return set, del, nil
 }
 
 func normalizeTags(v string) string {

@@ -3,6 +3,7 @@ package qemu
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -273,4 +274,70 @@ func (r *vmDiskResource) planWhole(ctx context.Context, req resource.ModifyPlanR
 		}
 	}
 	planVMDisk(ctx, r.PD, &st, planStorage, req.Plan.Raw.IsNull(), &resp.Diagnostics)
+}
+
+// Whole-plan check of slots: a pve_vm's CD drive and a pve_vm_disk of the
+// same VM in one slot. Each records its slots; whichever records second
+// sees the other (framework.PlanRegistry).
+
+const (
+	vmCdromsKind  = vmTypeName + " cdrom"
+	diskSlotsKind = vmDiskTypeName + " slot"
+)
+
+// slotFacts is one VM's planned slots of one kind.
+type slotFacts struct {
+	vmid  int64
+	slots []string
+}
+
+// planCdromSlots records the VM's planned CD drives and refuses a slot a
+// planned pve_vm_disk of the VM has too.
+func planCdromSlots(pd *framework.ProviderData, plan *vmModel, diags *diag.Diagnostics) {
+	if pd == nil || plan.VMID.IsNull() || plan.VMID.IsUnknown() {
+		return
+	}
+	cds, managed := plan.cdroms()
+	if !managed {
+		return
+	}
+	vmid := plan.VMID.ValueInt64()
+	slots := slices.Sorted(maps.Keys(cds))
+	all := pd.RecordPlan(framework.PlannedChange{Kind: vmCdromsKind, ID: vmPlanID(vmid), Action: framework.PlanKeep, Facts: slotFacts{vmid, slots}})
+	for _, c := range all {
+		f, ok := c.Facts.(slotFacts)
+		if !ok || c.Kind != diskSlotsKind || f.vmid != vmid {
+			continue
+		}
+		for _, slot := range f.slots {
+			if slices.Contains(slots, slot) {
+				diags.AddAttributeError(path.Root("cdrom").AtMapKey(slot), fmt.Sprintf("Slot %s of VM %d is both a CD drive and a disk", slot, vmid),
+					slotTwiceDetail(vmid, slot))
+			}
+		}
+	}
+}
+
+// planDiskSlot records a planned pve_vm_disk's slot and refuses one the
+// VM's planned CD drives have.
+func planDiskSlot(pd *framework.ProviderData, plan *vmDiskModel, diags *diag.Diagnostics) {
+	if pd == nil || plan.VMID.IsNull() || plan.VMID.IsUnknown() || plan.Slot.IsNull() || plan.Slot.IsUnknown() {
+		return
+	}
+	vmid, slot := plan.VMID.ValueInt64(), plan.Slot.ValueString()
+	all := pd.RecordPlan(framework.PlannedChange{Kind: diskSlotsKind, ID: diskID(vmid, slot), Action: framework.PlanKeep,
+		Facts: slotFacts{vmid, []string{slot}}})
+	for _, c := range all {
+		if f, ok := c.Facts.(slotFacts); ok && c.Kind == vmCdromsKind && f.vmid == vmid && slices.Contains(f.slots, slot) {
+			diags.AddAttributeError(path.Root("slot"), fmt.Sprintf("Slot %s of VM %d is both a CD drive and a disk", slot, vmid),
+				slotTwiceDetail(vmid, slot))
+		}
+	}
+}
+
+func slotTwiceDetail(vmid int64, slot string) string {
+	return fmt.Sprintf("The plan has %[1]s of VM %[2]d as a CD drive (pve_vm's cdrom) and as a disk (pve_vm_disk %[2]d/%[1]s); a "+
+		"slot holds one drive, and writing one over the other would detach it. Nothing is changed. Put the disk or the CD "+
+		"drive into another slot (CD drives: ide0-ide3, sata0-sata5, scsi0-scsi30), or remove %[1]s from cdrom (with cdrom "+
+		"unset, pve_vm keeps the CD drives the VM has: set cdrom = {} to remove them).", slot, vmid)
 }

@@ -36,6 +36,7 @@ func (r *vmResource) planRefs(ctx context.Context, req resource.ModifyPlanReques
 		}
 		r.PD.PlanNote(framework.PlannedVMs, strconv.FormatInt(plan.VMID.ValueInt64(), 10), node)
 	}
+	planCdromSlots(r.PD, &plan.vmModel, &resp.Diagnostics) // vm_cdrom.go
 	if r.PD == nil || r.PD.Client == nil {
 		return
 	}
@@ -138,6 +139,7 @@ func (r *vmDiskResource) planRefs(ctx context.Context, req resource.ModifyPlanRe
 	if d := req.Plan.Get(ctx, &plan); d.HasError() || plan.VMID.IsUnknown() {
 		return
 	}
+	planDiskSlot(r.PD, &plan, &resp.Diagnostics) // vm_cdrom.go
 	var prior *vmDiskModel
 	if !req.State.Raw.IsNull() {
 		prior = &vmDiskModel{}

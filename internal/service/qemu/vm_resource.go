@@ -77,7 +77,8 @@ func (r *vmResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 	maps.Copy(attrs, vmLifecycleAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A QEMU virtual machine **without its disks** (GUI: Create VM; `qm create`/`qm set`). Disks are " +
-			"separate `pve_vm_disk` resources keyed by slot, so adding, growing or moving a disk never touches the VM.",
+			"separate `pve_vm_disk` resources keyed by slot, so adding, growing or moving a disk never touches the VM; CD/DVD " +
+			"drives (an installer ISO) are the VM's `cdrom`.",
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
@@ -197,15 +198,17 @@ func vmDeviceAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"boot_order": schema.ListAttribute{
 			Optional: true, ElementType: types.StringType,
-			MarkdownDescription: "Boot devices in order, such as `[\"scsi0\", \"net0\"]`. Unset: the provider leaves PVE's " +
-				"boot order alone (at create PVE picks the first disk, CD drives and NICs the VM has then). Devices the VM " +
+			MarkdownDescription: "Boot devices in order, such as `[\"scsi0\", \"net0\"]`, or `[\"ide2\", \"scsi0\"]` to boot an " +
+				"installer from the CD drive `ide2` (see `cdrom`) before the disk. Unset: the provider leaves PVE's " +
+				"boot order alone (at create PVE picks the first disk, the first CD drive and the first NIC the VM has then). Devices the VM " +
 				"does not have yet, such as a `pve_vm_disk` created after the VM, are written once they exist: the apply " +
 				"after the disk's creation completes the order. To boot from such a disk in one apply, leave this unset " +
 				"and set `boot = true` on the `pve_vm_disk`.",
 			Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
-				listvalidator.ValueStringsAre(stringvalidator.RegexMatches(bootDevRE, "must be a disk slot (scsi0, virtio0, sata0, ide2, ...) or a NIC (net0, ...)"))},
+				listvalidator.ValueStringsAre(stringvalidator.RegexMatches(bootDevRE, "must be a disk or CD drive slot (scsi0, virtio0, sata0, ide2, ...) or a NIC (net0, ...)"))},
 		},
 		"network": vmNetworkAttribute(),
+		"cdrom":   vmCdromAttribute(),
 		"serial": schema.MapAttribute{
 			Optional: true, ElementType: types.StringType,
 			MarkdownDescription: "Serial ports by slot (`serial0` to `serial3`): `socket`, or a host device such as " +
@@ -395,7 +398,7 @@ func (m *vmModel) sameAs(o *vmModel) bool {
 		m.Cores.Equal(o.Cores) && m.Sockets.Equal(o.Sockets) && m.Memory.Equal(o.Memory) && m.Balloon.Equal(o.Balloon) &&
 		m.CPU.Equal(o.CPU) && m.NUMA.Equal(o.NUMA) && m.BIOS.Equal(o.BIOS) && m.Machine.Equal(o.Machine) &&
 		m.OSType.Equal(o.OSType) && m.Agent.Equal(o.Agent) && m.SCSIHW.Equal(o.SCSIHW) && m.BootOrder.Equal(o.BootOrder) &&
-		m.Network.Equal(o.Network) && m.Serial.Equal(o.Serial) && m.VGA.Equal(o.VGA) && m.OnBoot.Equal(o.OnBoot) &&
+		m.Network.Equal(o.Network) && m.Cdrom.Equal(o.Cdrom) && m.Serial.Equal(o.Serial) && m.VGA.Equal(o.VGA) && m.OnBoot.Equal(o.OnBoot) &&
 		m.Started.Equal(o.Started) && m.Protection.Equal(o.Protection)
 }
 
@@ -452,6 +455,11 @@ func (m *vmResourceModel) createOptions(ctx context.Context, diags *diag.Diagnos
 		if v != "" {
 			opts[k] = v
 		}
+	}
+	cds, _ := m.cdroms()
+	for slot, what := range cds {
+		opts[slot] = cdromSetting("", what)
+		want[slot] = opts[slot]
 	}
 	var boot []string
 	if !m.BootOrder.IsNull() && !m.BootOrder.IsUnknown() {
@@ -832,18 +840,14 @@ func (r *vmResource) Update(ctx context.Context, req resource.UpdateRequest, res
 			node = target
 		}
 	}
-	want := plan.desired(ctx, &resp.Diagnostics)
-	var boot []string
-	if !plan.BootOrder.IsNull() && !plan.BootOrder.IsUnknown() {
-		resp.Diagnostics.Append(plan.BootOrder.ElementsAs(ctx, &boot, false)...)
-	}
+	w := plan.write(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	// The config and the power state, following the VM when a migration
 	// (HA's) takes it to another node meanwhile.
 	node, err := onVMNode(ctx, r.PD, vmid, node, func(c *pve.Client, node string) error {
-		return writeVMConfig(ctx, c, node, vmid, want, boot, !plan.BootOrder.IsNull())
+		return writeVMConfig(ctx, c, node, vmid, w)
 	})
 	if err != nil {
 		framework.AddUnable(&resp.Diagnostics, "Update", "VM", vmLabel(vmid), err)
@@ -892,21 +896,50 @@ func (r *vmResource) migrate(ctx context.Context, c *pve.Client, node, target st
 	return true
 }
 
+// vmWrite is what an update writes: the planned options, CD drives
+// (cdromsManaged false: left alone) and boot order (bootSet false: left
+// alone).
+type vmWrite struct {
+	want          desiredConfig
+	cdroms        map[string]string
+	cdromsManaged bool
+	boot          []string
+	bootSet       bool
+}
+
+func (m *vmModel) write(ctx context.Context, diags *diag.Diagnostics) vmWrite {
+	w := vmWrite{want: m.desired(ctx, diags), bootSet: !m.BootOrder.IsNull()}
+	w.cdroms, w.cdromsManaged = m.cdroms()
+	if !m.BootOrder.IsNull() && !m.BootOrder.IsUnknown() {
+		diags.Append(m.BootOrder.ElementsAs(ctx, &w.boot, false)...)
+	}
+	return w
+}
+
 // writeVMConfig reads, diffs and writes with the digest: a concurrent
 // change (another apply, the GUI) makes PVE refuse, and the diff is made
-// again, as after a lost answer.
-func writeVMConfig(ctx context.Context, c *pve.Client, node string, vmid int64, want desiredConfig, boot []string, bootSet bool) error {
+// again, as after a lost answer. A write that adds a CD drive to a VM
+// with a boot order is followed by one more round when the order is
+// planned: PVE appends the drive to the order (and may put that over an
+// order sent in the same write).
+func writeVMConfig(ctx context.Context, c *pve.Client, node string, vmid int64, w vmWrite) error {
 	for attempt := 0; ; attempt++ {
 		cfg, err := c.VMConfig(ctx, node, vmid, false)
 		if err != nil {
 			return err
 		}
-		set, del := configUpdate(cfg, want, boot, bootSet)
+		set, del, err := configUpdate(vmid, cfg, w.want, w.cdroms, w.cdromsManaged, w.boot, w.bootSet)
+		if err != nil {
+			return err
+		}
 		if len(set) == 0 && len(del) == 0 {
 			return nil
 		}
 		tflog.Info(ctx, "updating VM config", map[string]any{"vmid": vmid, "set": sortedParamKeys(set), "delete": del})
 		err = c.UpdateVMConfigSync(ctx, node, vmid, pve.VMConfigUpdate{Set: set, Delete: del, Digest: cfg.Digest})
+		if err == nil && w.bootSet && attempt < 3 && cdromJoinsBoot(cfg.Values["boot"], set) {
+			continue
+		}
 		// A lost answer is read back by the next round's diff: done, the
 		// diff is empty; not done, it is sent again with a fresh digest.
 		if err == nil || attempt >= 3 || !strings.Contains(err.Error(), "checksum mismatch") && !pve.LostAnswer(err) {
