@@ -267,6 +267,12 @@ func TestReverseSchemaInvalidParamsRejected(t *testing.T) {
 				for _, verb := range verbs {
 					md := rt.methods[verb]
 					where := verb + " " + rt.pattern
+					if strings.HasSuffix(rt.pattern, "/upload") {
+						// pve-http-server parses an upload's body itself and
+						// refuses a form before any parameter check
+						// (storage_upload_test.go checks both).
+						continue
+					}
 					spec := map[string]apiParam{}
 					additional := false
 					if om, ok := official[rt.pattern][verb]; ok {

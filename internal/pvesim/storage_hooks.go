@@ -66,20 +66,3 @@ func (s *Sim) FileData(node, volid string) ([]byte, bool) {
 	}
 	return append([]byte(nil), v.Data...), true
 }
-
-// PutFile stores a file volume (volname such as iso/x.iso) on storage as
-// if it had been copied there by hand, for tests of adopting one.
-func (s *Sim) PutFile(node, storage, volname string, data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.st.Nodes[node] == nil {
-		return fmt.Errorf("no node %s", node)
-	}
-	e, err := s.storageEntryLocked(node, storage)
-	if err != nil {
-		return err
-	}
-	s.putFileLocked(node, e, volname, data)
-	s.saveLocked()
-	return nil
-}

@@ -40,22 +40,30 @@ var (
 func registerStorageUpload(t *routeTable) {
 	t.add("POST", "/nodes/{node}/storage/{storage}/upload", &method{params: schema{
 		"node": nodeParam(), "storage": storageIDParam(),
-		"content":            pFmt("pve-storage-content").req(),
+		"content":            fileContentParam(),
 		"filename":           pStr().req().maxLen(255),
 		"checksum":           pStr().needs("checksum-algorithm"),
-		"checksum-algorithm": pEnum(checksumAlgos...),
+		"checksum-algorithm": pEnum(checksumAlgos...).needs("checksum"),
 		"tmpfilename":        param{typ: tString, optional: true, pattern: tmpUploadNameRE},
 	}, handler: uploadFile})
 	t.add("POST", "/nodes/{node}/storage/{storage}/download-url", &method{params: schema{
 		"node": nodeParam(), "storage": storageIDParam(),
 		"url":                 param{typ: tString, pattern: regexp.MustCompile(`^https?://.*$`)},
-		"content":             pEnum("iso", "vztmpl", "import").req(),
+		"content":             fileContentParam(),
 		"filename":            pStr().req().maxLen(255),
 		"checksum":            pStr().needs("checksum-algorithm"),
-		"checksum-algorithm":  pEnum(checksumAlgos...),
+		"checksum-algorithm":  pEnum(checksumAlgos...).needs("checksum"),
 		"compression":         pStr(),
 		"verify-certificates": pBool(),
 	}, handler: downloadURL})
+}
+
+// fileContentParam is both endpoints' content: a pve-storage-content
+// that is also one of the types a file transfer takes.
+func fileContentParam() param {
+	p := pFmt("pve-storage-content").req()
+	p.enum = []string{"iso", "vztmpl", "import"}
+	return p
 }
 
 // normalizeContentFilename is PVE::Storage::normalize_content_filename.
@@ -169,7 +177,7 @@ func downloadURL(c *call) (any, *apiError) {
 	return s.startTaskLocked(c, "download", url.PathEscape(name), func(t *task) (int, error) {
 		t.Log = append(t.Log, fmt.Sprintf("downloading %s to %s", src, dest))
 		if v := s.volumesLocked(node, e)[e.ID+":"+volname]; v != nil {
-			if sum == "" {
+			if algo == "" {
 				return 0, fmt.Errorf("refusing to override existing file '%s'", dest)
 			}
 			if got := fileHash(algo, v.Data); !strings.EqualFold(got, sum) {

@@ -126,6 +126,11 @@ func TestStorageUploadISO(t *testing.T) {
 	if e := refusals[3].r.errs()["filename"]; e != "wrong file extension" {
 		t.Errorf("extension error: %v", refusals[3].r.errs())
 	}
+	// The parsed fields go through the method's schema as any request's.
+	r = c.multipartUpload(up, [][2]string{{"content", "backup"}, {"checksum-algorithm", "crc32"}, {"checksum", "x"}}, "filename", "a.iso", iso)
+	if r.status != 400 || r.errs()["content"] == nil || r.errs()["checksum-algorithm"] == nil {
+		t.Errorf("bad fields: %d %s", r.status, r.raw)
+	}
 	req, _ := http.NewRequest("POST", c.base+up, strings.NewReader("content=iso&filename=a.iso"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Authorization", "PVEAPIToken="+c.token)
@@ -183,9 +188,9 @@ func TestStorageDownloadURL(t *testing.T) {
 		t.Fatalf("404: %v", st)
 	}
 
-	r := c.do("POST", dl, vals("url", srv.URL+"/pve.iso", "content", "iso", "filename", "x.iso", "checksum", "abc"))
-	if r.status != 400 || r.errs()["checksum-algorithm"] == nil {
-		t.Fatalf("checksum without algorithm: %d %s", r.status, r.raw)
+	r := c.do("POST", dl, vals("url", srv.URL+"/pve.iso", "content", "iso", "filename", "x.iso", "checksum-algorithm", "sha256"))
+	if r.status != 400 || r.errs()["checksum"] == nil {
+		t.Fatalf("algorithm without checksum: %d %s", r.status, r.raw)
 	}
 	r = c.do("POST", "/nodes/"+node+"/storage/local-lvm/download-url", vals("url", srv.URL+"/pve.iso", "content", "iso", "filename", "x.iso"))
 	if r.status != 500 || r.msg() != "can't upload to storage type 'lvmthin', not a file based storage!\n" {
