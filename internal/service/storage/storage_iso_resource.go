@@ -64,14 +64,10 @@ func (r *storageISOResource) Schema(ctx context.Context, _ resource.SchemaReques
 	sources := path.Expressions{path.MatchRoot("url"), path.MatchRoot("source_file"), path.MatchRoot("files")}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "An ISO image on a file-based storage (`dir`, `nfs`, `cifs`, `cephfs`; the storage's `content` must include `iso`), " +
-			"such as an installer for a VM's CD-ROM drive (`pve_vm`'s `cdrom`). Exactly one source: `url`, which the node downloads itself " +
-			"(PVE's download-url), `source_file`, which the provider uploads, or `files`, from which the provider builds a small ISO 9660 image " +
-			"and uploads it (an answer file for PVE's automated installer, cloud-init `cidata`). With `checksum` PVE verifies the file before it " +
-			"lands; `files` images are always verified (SHA-256).\n\n" +
-			"The provider refuses, at plan, to create an image whose file already exists on the storage: import it instead (`<node>/<volume>`). " +
-			"PVE reports neither the URL nor the content of an image, so a changed source replaces the image only when state recorded one: " +
-			"after an import the first apply records the configuration's source without fetching anything.\n\n" +
-			"Credentials: `Datastore.AllocateTemplate` on the storage; `url` also needs `Sys.Audit` and `Sys.Modify` on `/` (or `Sys.AccessNetwork` on the node).",
+			"such as an installer for a VM's CD drive (`pve_vm`'s `cdrom`). Exactly one source: `url`, which the node downloads, " +
+			"`source_file`, which the provider uploads, or `files`, from which the provider builds a small ISO 9660 image and uploads it " +
+			"(an answer file for PVE's automated installer, cloud-init `cidata`). An image whose file is already on the storage is refused " +
+			"at plan: import it instead.",
 		Attributes: map[string]schema.Attribute{
 			"id":      framework.IDAttribute("`<node>/<volume>`, such as `z2g4a/local:iso/proxmox-ve_9.1-1.iso`."),
 			"node":    framework.NodeAttribute("Node that downloads or receives the image; for a shared storage any node that has it.", framework.NodeReplaces),
