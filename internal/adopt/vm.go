@@ -90,8 +90,8 @@ func guestLabel(g pve.ClusterResource) string {
 }
 
 // adoptDisks adds the VM's disks as pve_vm_disk and reports the drives
-// no resource represents: CD/DVD and cloud-init drives, EFI and TPM state
-// disks, and detached (unusedN) volumes.
+// no resource represents: cloud-init drives, EFI and TPM state disks, and
+// detached (unusedN) volumes. CD drives are pve_vm's cdrom.
 func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMConfig, deps []string) error {
 	drives := cfg.Drives()
 	for _, slot := range slices.Sorted(maps.Keys(drives)) {
@@ -108,8 +108,7 @@ func adoptDisks(ctx context.Context, r *run, g pve.ClusterResource, cfg *pve.VMC
 				"has no cloud-init attributes), so it and the VM's cloud-init options stay as they are; destroying the VM "+
 				"deletes it.")
 		case d.IsCdrom():
-			r.skip(obj, "a CD/DVD drive: no resource represents it (pve_vm_disk manages disks only, "+
-				"pve_vm has no CD drive attribute), so it stays as it is.")
+			// pve_vm's cdrom holds it: the VM's import records it.
 		case d.Storage() == "":
 			r.skip(obj, "a host device or file passed through, not a volume on a PVE storage: pve_vm_disk manages "+
 				"volumes, so it stays as it is (destroying the VM leaves it alone).")

@@ -12,8 +12,9 @@ import (
 )
 
 // Drives without a resource are reported, each with its reason, and none
-// is adopted: a cloud-init drive, CD drives (empty and with an ISO), EFI
-// and TPM state disks, a passed-through host disk, a detached volume.
+// is adopted as a disk: a cloud-init drive, EFI and TPM state disks, a
+// passed-through host disk, a detached volume. CD drives (empty and with
+// an ISO) are neither: pve_vm's cdrom holds them.
 func TestAdoptDisksReportsDrivesWithoutResource(t *testing.T) {
 	r := testRun()
 	cfg := &pve.VMConfig{Values: map[string]string{
@@ -31,8 +32,6 @@ func TestAdoptDisksReportsDrivesWithoutResource(t *testing.T) {
 	}
 	want := map[string]string{
 		"ide2 of VM 105 (ceph:vm-105-cloudinit)":          "cloud-init",
-		"ide0 of VM 105 (local:iso/debian-12.iso)":        "CD/DVD",
-		"sata1 of VM 105 (no media)":                      "CD/DVD",
 		"efidisk0 of VM 105 (ceph:vm-105-disk-0)":         "destroying the VM deletes it",
 		"tpmstate0 of VM 105 (ceph:vm-105-disk-1)":        "destroying the VM deletes it",
 		"sata0 of VM 105 (/dev/disk/by-id/ata-HOST-DISK)": "passed through",
