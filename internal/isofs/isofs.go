@@ -68,7 +68,7 @@ func CheckLabel(label string) error {
 		return fmt.Errorf("isofs: label %q is %d characters long; it must be 1 to %d", label, n, maxLabelLen)
 	}
 	for _, c := range []byte(label) {
-		if !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-' {
 			return fmt.Errorf("isofs: label %q contains %q; only upper-case letters A-Z, digits 0-9, '_' and '-' are allowed", label, c)
 		}
 	}
@@ -83,7 +83,7 @@ func CheckFileName(name string) error {
 		return fmt.Errorf("isofs: file name %q is %d characters long; it must be 1 to %d", name, n, maxFileNameLen)
 	}
 	for _, c := range []byte(name) {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
 			return fmt.Errorf("isofs: file name %q contains %q; only lower-case letters a-z, digits 0-9, '.', '_' and '-' are allowed", name, c)
 		}
 	}

@@ -155,7 +155,7 @@ func TestDirectorySortOrder(t *testing.T) {
 	img := mustBuild(t, "X", map[string][]byte{"a-c.d": []byte("1"), "a.b": []byte("2"), "b": nil})
 	dir := string(img[20*2048 : 21*2048])
 	ab, acd, b := strings.Index(dir, "A.B;1"), strings.Index(dir, "A-C.D;1"), strings.Index(dir, "B.;1")
-	if ab < 0 || acd < 0 || b < 0 || !(ab < acd && acd < b) {
+	if ab < 0 || acd < 0 || b < 0 || ab >= acd || acd >= b {
 		t.Errorf("record offsets A.B=%d A-C.D=%d B.=%d, want increasing", ab, acd, b)
 	}
 }

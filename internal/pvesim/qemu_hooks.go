@@ -110,7 +110,7 @@ func (s *Sim) PutCDImage(node, volid string, size int64) error {
 		return err
 	}
 	if vtype, err := s.driveVolnameLocked(node, store, name); err != nil || vtype != "iso" {
-		return fmt.Errorf("%s is not an ISO image's volume id (%v)", volid, err)
+		return fmt.Errorf("%s is not an ISO image's volume id (%w)", volid, err)
 	}
 	e, _ := s.storageEntryLocked(node, store) // found by driveVolnameLocked
 	v := &simVolume{Storage: store, Name: name, Size: size, Format: "iso"}

@@ -1,10 +1,12 @@
 package pvesim
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -209,13 +211,14 @@ func downloadURL(c *call) (any, *apiError) {
 
 // fetchURL is wget's part: the whole body of a 2xx answer.
 func fetchURL(src string, verify bool) ([]byte, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if !verify {
-		tr.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // PVE's verify-certificates=0
-	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: !verify}} //nolint:gosec // PVE's verify-certificates=0
 	cl := &http.Client{Transport: tr, Timeout: 5 * time.Minute}
 	defer cl.CloseIdleConnections()
-	resp, err := cl.Get(src)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, src, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := cl.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ func awaitAPI(ctx context.Context, endpoint string, wait, interval time.Duration
 		case <-ctx.Done():
 			t.Stop()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return "", fmt.Errorf("no answer within %s (last error: %v). Check that the node is up and that this machine reaches %s", wait, last, endpoint)
+				return "", fmt.Errorf("no answer within %s (last error: %w). Check that the node is up and that this machine reaches %s", wait, last, endpoint)
 			}
 			return "", ctx.Err()
 		case <-t.C:

@@ -21,13 +21,13 @@ const (
 // cdromVM is the nested lab's node VM: VM 100 with CD drives (cdrom, an
 // HCL map body), boot order ide2 then its NIC, an IDE disk that reports
 // a model and serial and a SCSI disk with vendor, product and wwn.
-func cdromVM(e *acctest.Env, node, cdrom, extra string) string {
+func cdromVM(e *acctest.Env, node, cdrom string) string {
 	return e.Config(vm100(node, vm100Net+`
   cdrom         = {`+cdrom+`}
   boot_order    = ["ide2", "net0"]
   started       = true
   destroy_disks = true
-`+extra) + `
+`) + `
 resource "pve_vm_disk" "osd" {
   vm_id             = pve_vm.vm100.vmid
   slot              = "ide0"
@@ -92,7 +92,7 @@ func TestAccVM_cdrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := 0
-	adopt := e.AdoptSteps(cdromVM(e, n0, `ide2 = "`+answerISO+`"`, "")+fmt.Sprintf(`
+	adopt := e.AdoptSteps(cdromVM(e, n0, `ide2 = "`+answerISO+`"`)+fmt.Sprintf(`
 resource "pve_vm" "vm101" {
   node = %q
   vmid = 101
@@ -109,7 +109,7 @@ import {
 		resource.TestCheckResourceAttr("pve_vm.vm101", "cdrom.ide2", "none"))
 	steps := []resource.TestStep{
 		{
-			Config: cdromVM(e, n0, `ide2 = "`+installerISO+`", sata0 = "none"`, ""),
+			Config: cdromVM(e, n0, `ide2 = "`+installerISO+`", sata0 = "none"`),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(vmAddr, "cdrom.ide2", installerISO),
 				resource.TestCheckResourceAttr(vmAddr, "cdrom.sata0", "none"),
@@ -134,7 +134,7 @@ import {
 			// The answer ISO in place of the installer, live; a new SATA
 			// CD drive waits for the restart.
 			PreConfig:        func() { from = len(e.Sim.Requests()) },
-			Config:           cdromVM(e, n0, `ide2 = "`+answerISO+`", sata0 = "none", sata1 = "`+installerISO+`"`, ""),
+			Config:           cdromVM(e, n0, `ide2 = "`+answerISO+`", sata0 = "none", sata1 = "`+installerISO+`"`),
 			ConfigPlanChecks: expectUpdate(vmAddr),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(vmAddr, "pending_changes.#", "1"),
@@ -161,7 +161,7 @@ import {
 		{
 			// Removed from the map, removed from the VM: the pending one
 			// at once, the running SATA drive at the next restart.
-			Config:           cdromVM(e, n0, `ide2 = "`+answerISO+`"`, ""),
+			Config:           cdromVM(e, n0, `ide2 = "`+answerISO+`"`),
 			ConfigPlanChecks: expectUpdate(vmAddr),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(vmAddr, "cdrom.%", "1"),
@@ -180,12 +180,12 @@ import {
 	steps = append(steps, adopt...)
 	steps = append(steps,
 		resource.TestStep{
-			Config:      cdromVM(e, n0, `virtio1 = "none", ide3 = "local:images/vm-100-disk-0.qcow2"`, ""),
+			Config:      cdromVM(e, n0, `virtio1 = "none", ide3 = "local:images/vm-100-disk-0.qcow2"`),
 			PlanOnly:    true,
 			ExpectError: errorRE(`(?s)cdrom.*must be a CD drive slot: ide0-ide3.*must be none \(an empty drive\), cdrom`),
 		},
 		resource.TestStep{
-			Config:      cdromVM(e, n0, `ide2 = "`+answerISO+`", ide0 = "none"`, ""),
+			Config:      cdromVM(e, n0, `ide2 = "`+answerISO+`", ide0 = "none"`),
 			PlanOnly:    true,
 			ExpectError: errorRE(`Slot ide0 of VM 100 is both a CD drive and a disk`),
 		},

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -23,10 +24,11 @@ import (
 	"github.com/pvelab/terraform-provider-pve/internal/pve"
 )
 
-// checkISO asserts the storage lists volid with size bytes and, against
+// checkISO asserts volid's storage lists it with size bytes and, against
 // the simulator, that the bytes PVE holds are want's (nil: not checked).
-func checkISO(e *acctest.Env, node, storage, volid string, size int, want func([]byte) error) resource.TestCheckFunc {
+func checkISO(e *acctest.Env, node, volid string, size int, want func([]byte) error) resource.TestCheckFunc {
 	return func(*terraform.State) error {
+		storage, _, _ := strings.Cut(volid, ":")
 		vols, err := e.Client.StorageFiles(context.Background(), node, storage, "iso")
 		if err != nil {
 			return err
@@ -130,14 +132,14 @@ resource "pve_storage_iso" "tools" {
 					resource.TestCheckResourceAttr("pve_storage_iso.installer", "volume", "local:iso/acc-proxmox-ve.iso"),
 					resource.TestCheckResourceAttr("pve_storage_iso.installer", "id", node+"/local:iso/acc-proxmox-ve.iso"),
 					resource.TestCheckResourceAttr("pve_storage_iso.tools", "size", "14"),
-					checkISO(e, node, "local", "local:iso/acc-proxmox-ve.iso", -1, func(b []byte) error {
+					checkISO(e, node, "local:iso/acc-proxmox-ve.iso", -1, func(b []byte) error {
 						if !bytes.Equal(b, installer) {
 							return fmt.Errorf("downloaded %d bytes, not the installer's %d", len(b), len(installer))
 						}
 						return nil
 					}),
-					checkISO(e, node, "local", "local:iso/acc-answer.iso", -1, answerHas("answer.toml", answer1)),
-					checkISO(e, node, "local", "local:iso/acc-tools.iso", 14, nil),
+					checkISO(e, node, "local:iso/acc-answer.iso", -1, answerHas("answer.toml", answer1)),
+					checkISO(e, node, "local:iso/acc-tools.iso", 14, nil),
 				),
 			},
 			{
@@ -160,7 +162,7 @@ resource "pve_storage_iso" "again" {
 					plancheck.ExpectResourceAction("pve_storage_iso.installer", plancheck.ResourceActionNoop),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkISO(e, node, "local", "local:iso/acc-answer.iso", -1, answerHas("answer.toml", answer2)),
+					checkISO(e, node, "local:iso/acc-answer.iso", -1, answerHas("answer.toml", answer2)),
 					func(*terraform.State) error {
 						if e.Sim != nil && fetches.Load() != 1 {
 							return fmt.Errorf("installer fetched %d times, want 1", fetches.Load())
@@ -196,7 +198,7 @@ resource "pve_storage_iso" "handmade" {
 					plancheck.ExpectResourceAction("pve_storage_iso.handmade", plancheck.ResourceActionUpdate),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkISO(e, node, "local", "local:iso/acc-handmade.iso", len("copied by hand"), nil),
+					checkISO(e, node, "local:iso/acc-handmade.iso", len("copied by hand"), nil),
 					func(*terraform.State) error {
 						if e.Sim != nil && fetches.Load() != 1 {
 							return fmt.Errorf("installer fetched %d times, want 1", fetches.Load())
