@@ -3,9 +3,10 @@ package acctest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -91,7 +92,7 @@ func ValidateAnswer(text string) error {
 	v.section(doc, "post-installation-webhook", false, map[string]keyRule{
 		"url": {kind: "string", required: true}, "cert-fingerprint": {kind: "string"},
 	})
-	for _, k := range sortedKeys(doc) {
+	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		switch k {
 		case "global", "network", "disk-setup", "first-boot", "post-installation-webhook":
 		default:
@@ -133,12 +134,12 @@ func (v *answerCheck) section(doc map[string]any, name string, required bool, ru
 		v.add("%s must be a section ([%s]), not a %T", name, name, raw)
 		return
 	}
-	for _, k := range sortedKeys(rules) {
+	for _, k := range slices.Sorted(maps.Keys(rules)) {
 		if _, ok := sec[k]; !ok && rules[k].required {
 			v.add("%s.%s is required", name, k)
 		}
 	}
-	for _, k := range sortedKeys(sec) {
+	for _, k := range slices.Sorted(maps.Keys(sec)) {
 		r, ok := rules[k]
 		if !ok {
 			v.add("%s.%s: unknown key (the installer refuses unknown keys)", name, k)
@@ -186,15 +187,6 @@ func hasKind(val any, kind string) bool {
 		return ok
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func oneOf(vals ...string) func(string) string {

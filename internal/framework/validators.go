@@ -127,3 +127,27 @@ func (v ipValidator) ValidateString(ctx context.Context, req validator.StringReq
 	}
 	resp.Diagnostics.AddAttributeError(req.Path, "Invalid IP address", fmt.Sprintf("%s %s; got %q.", req.Path, v.Description(ctx), s))
 }
+
+// StringCheck is a validator made of a check: check returns what is wrong
+// with a configured value (nil when nothing is), reported as an error
+// titled summary on the attribute. description says what is valid.
+func StringCheck(description, summary string, check func(string) error) validator.String {
+	return stringCheck{description, summary, check}
+}
+
+type stringCheck struct {
+	description, summary string
+	check                func(string) error
+}
+
+func (v stringCheck) Description(context.Context) string             { return v.description }
+func (v stringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, err.Error())
+	}
+}

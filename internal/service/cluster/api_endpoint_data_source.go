@@ -61,7 +61,7 @@ func (d *apiEndpointDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"timeout": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "How long to wait, a Go duration such as `30m` (the default) or `90s`.",
-				Validators:          []validator.String{durationValidator{}},
+				Validators:          []validator.String{framework.StringCheck("a Go duration such as 30m or 90s", "Invalid timeout", checkWait)},
 			},
 			"tls_fingerprint": schema.StringAttribute{Computed: true, MarkdownDescription: "SHA-256 fingerprint of the certificate, `AA:BB:...`."},
 			"waited":          schema.StringAttribute{Computed: true, MarkdownDescription: "How long the endpoint took to answer, such as `4m10s`."},
@@ -135,18 +135,10 @@ func awaitAPI(ctx context.Context, endpoint string, wait, interval time.Duration
 
 var httpsEndpointRE = regexp.MustCompile(`^https://[^/\s]+/?$`)
 
-type durationValidator struct{}
-
-func (durationValidator) Description(context.Context) string {
-	return "a Go duration such as 30m or 90s"
-}
-func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+// checkWait accepts a positive Go duration.
+func checkWait(s string) error {
+	if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+		return fmt.Errorf("%q is not a positive duration: use a number with a unit, such as 30m, 90s or 1h30m", s)
 	}
-	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err != nil || d <= 0 {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid timeout",
-			fmt.Sprintf("%q is not a positive duration: use a number with a unit, such as 30m, 90s or 1h30m.", req.ConfigValue.ValueString()))
-	}
+	return nil
 }

@@ -76,7 +76,7 @@ func (r *storageISOResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Required:            true,
 				MarkdownDescription: "File name on the storage: letters, digits, `.`, `_`, `-`, ending in `.iso` or `.img`. Changing it replaces the image.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:          []validator.String{isoFileNameValidator{}},
+				Validators:          []validator.String{framework.StringCheck("letters, digits, '.', '_', '-', ending in .iso or .img", "Invalid ISO file name", checkISOFileName)},
 			},
 			"url": schema.StringAttribute{
 				Optional:            true,
@@ -105,13 +105,14 @@ func (r *storageISOResource) Schema(ctx context.Context, _ resource.SchemaReques
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.MapRequest, resp *mapplanmodifier.RequiresReplaceIfFuncResponse) {
 					resp.RequiresReplace = !req.StateValue.IsNull()
 				}, replaceIfRecordedDesc, replaceIfRecordedDesc)},
-				Validators: []validator.Map{mapvalidator.SizeBetween(1, 64), mapvalidator.KeysAre(isoMemberNameValidator{}), mapvalidator.AlsoRequires(path.MatchRoot("volume_label"))},
+				Validators: []validator.Map{mapvalidator.SizeBetween(1, 64), mapvalidator.KeysAre(framework.StringCheck("a file name of lower-case letters, digits, '.', '_', '-'", "Invalid file name in files", isofs.CheckFileName)), mapvalidator.AlsoRequires(path.MatchRoot("volume_label"))},
 			},
 			"volume_label": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Volume label of the image built from `files` (upper case, such as `PROXMOX-AIS` or `CIDATA`). Only with `files`. " + replaceIfRecordedDesc,
 				PlanModifiers:       []planmodifier.String{replaceStringIfRecorded()},
-				Validators:          []validator.String{stringvalidator.AlsoRequires(path.MatchRoot("files")), isoLabelValidator{}},
+				Validators: []validator.String{stringvalidator.AlsoRequires(path.MatchRoot("files")),
+					framework.StringCheck("an ISO 9660 volume label: upper-case letters, digits, '_', '-'", "Invalid volume_label", isofs.CheckLabel)},
 			},
 			"checksum": schema.StringAttribute{
 				Optional:            true,
@@ -359,59 +360,16 @@ func (r *storageISOResource) ImportState(ctx context.Context, req resource.Impor
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("file_name"), file)...)
 }
 
-type isoFileNameValidator struct{}
-
-func (isoFileNameValidator) Description(context.Context) string {
-	return "letters, digits, '.', '_', '-', ending in .iso or .img"
-}
-func (v isoFileNameValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (isoFileNameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	name := req.ConfigValue.ValueString()
+// checkISOFileName refuses a name PVE would change or refuse, naming the
+// one to use instead.
+func checkISOFileName(name string) error {
 	if isoFileNameRE.MatchString(name) {
-		return
+		return nil
 	}
 	fix := normalizedISOName(name)
 	if !isoFileNameRE.MatchString(fix) {
 		fix = strings.TrimSuffix(fix, ".") + ".iso"
 	}
-	resp.Diagnostics.AddAttributeError(req.Path, "Invalid ISO file name",
-		fmt.Sprintf("%q is not a name PVE keeps: it must hold only letters, digits, '.', '_' and '-' (PVE replaces anything else, and "+
-			"drops directories) and end in .iso or .img (PVE refuses other extensions for ISO images). Use %q.", name, fix))
-}
-
-type isoMemberNameValidator struct{}
-
-func (isoMemberNameValidator) Description(context.Context) string {
-	return "a file name of lower-case letters, digits, '.', '_', '-'"
-}
-func (v isoMemberNameValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (isoMemberNameValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if err := isofs.CheckFileName(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid file name in files", err.Error())
-	}
-}
-
-type isoLabelValidator struct{}
-
-func (isoLabelValidator) Description(context.Context) string {
-	return "an ISO 9660 volume label: upper-case letters, digits, '_', '-'"
-}
-func (v isoLabelValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (isoLabelValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if err := isofs.CheckLabel(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid volume_label", err.Error())
-	}
+	return fmt.Errorf("%q is not a name PVE keeps: it must hold only letters, digits, '.', '_' and '-' (PVE replaces anything else, and "+
+		"drops directories) and end in .iso or .img (PVE refuses other extensions for ISO images): use %q", name, fix)
 }

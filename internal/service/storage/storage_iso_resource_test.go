@@ -229,7 +229,7 @@ func TestAccStorageISO_planErrors(t *testing.T) {
 	}
 	e.Run(t, resource.TestCase{Steps: []resource.TestStep{
 		{Config: res(`file_name = "Proxmox VE 9.1.iso"
-  url = "https://enterprise.proxmox.com/iso/proxmox-ve_9.1-1.iso"`), PlanOnly: true, ExpectError: errorRE(`Use "Proxmox_VE_9.1.iso"`)},
+  url = "https://enterprise.proxmox.com/iso/proxmox-ve_9.1-1.iso"`), PlanOnly: true, ExpectError: errorRE(`use "Proxmox_VE_9.1.iso"`)},
 		{Config: res(`file_name = "debian.tar.gz"
   url = "https://example.org/debian.tar.gz"`), PlanOnly: true, ExpectError: errorRE(`end in .iso or .img`)},
 		{Config: res(`file_name = "a.iso"
