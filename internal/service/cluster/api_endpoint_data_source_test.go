@@ -15,7 +15,7 @@ import (
 // one the provider pins), and gives up with the endpoint named when
 // nothing answers within its timeout. The last step is the one that
 // succeeds: the test's final destroy plans its configuration.
-func TestAccAPIEndpointDataSource(t *testing.T) {
+func TestAccAPIEndpoint_waitsAndReports(t *testing.T) {
 	t.Parallel()
 	e := acctest.New(t)
 	want := regexp.MustCompile(`^([0-9A-F]{2}:){31}[0-9A-F]{2}$`)
