@@ -152,8 +152,10 @@ func (m *vmDiskModel) options() map[string]string {
 			out[k] = v.ValueString()
 		}
 	}
-	if v, ok := out["model"]; ok {
-		out["model"] = urlEncodeDriveText(v)
+	for _, k := range urlEncodedOpts {
+		if v, ok := out[k]; ok {
+			out[k] = urlEncodeDriveText(v)
+		}
 	}
 	for _, k := range driveBoolOpts {
 		if v := m.boolAttr(k); !v.IsNull() && !v.IsUnknown() {
@@ -214,7 +216,7 @@ func sameOption(k, a, b string) bool {
 	if a == b {
 		return true
 	}
-	if k == "model" {
+	if slices.Contains(urlEncodedOpts, k) {
 		x, err1 := url.PathUnescape(a)
 		y, err2 := url.PathUnescape(b)
 		return err1 == nil && err2 == nil && x == y
@@ -247,9 +249,9 @@ func (m *vmDiskModel) fromDrive(vmid int64, slot, node string, d pve.Drive, pend
 	}
 	for _, k := range driveStringOpts {
 		v, ok := d.Options[k]
-		if k == "model" && ok {
-			// Stored url-encoded (Drive.pm's model format); the attribute
-			// is the text the guest sees.
+		if slices.Contains(urlEncodedOpts, k) && ok {
+			// Stored url-encoded (Drive.pm's urlencoded format); the
+			// attribute is the text the guest sees.
 			if dec, err := url.PathUnescape(v); err == nil {
 				v = dec
 			}
@@ -477,7 +479,11 @@ func (m *vmDiskModel) setBoot(s *slotState, slot string) {
 	}
 }
 
-// urlEncodeDriveText is a drive's model text as PVE's urlencoded format
+// urlEncodedOpts are the drive options Drive.pm keeps url-encoded: the
+// serial number and the model name.
+var urlEncodedOpts = []string{"serial", "model"}
+
+// urlEncodeDriveText is a drive's model or serial text as PVE's urlencoded format
 // takes it (pve_verify_urlencoded: [-%a-zA-Z0-9_.!~*'()]): every other
 // byte as %XX.
 func urlEncodeDriveText(v string) string {

@@ -141,8 +141,13 @@ func vmDiskOptionAttributes() map[string]schema.Attribute {
 		"replicate": optBool("Include the disk in storage replication jobs (PVE's default when unset: included)."),
 		"ro":        optBool("Read-only disk. Waits for a restart on a running VM."),
 		"serial": schema.StringAttribute{
-			Optional: true, MarkdownDescription: "Serial number the guest sees (up to 20 bytes).",
-			Validators: []validator.String{stringvalidator.LengthBetween(1, 20)},
+			Optional: true, MarkdownDescription: "Serial number the guest sees, up to 20 bytes, as plain text: the provider url-encodes it, as PVE stores it.",
+			Validators: []validator.String{framework.StringCheck("1 to 20 bytes", "Invalid serial", func(s string) error {
+				if len(s) < 1 || len(s) > 20 {
+					return fmt.Errorf("serial %q is %d bytes long; PVE takes 1 to 20 bytes (the ATA serial number field): shorten it", s, len(s))
+				}
+				return nil
+			})},
 		},
 		"model": schema.StringAttribute{
 			Optional: true,

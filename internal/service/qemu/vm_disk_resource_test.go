@@ -290,7 +290,8 @@ func TestAccVMDisk_everyAttributeInPlace(t *testing.T) {
 		{"backup", "true", "false", "backup", "0"},
 		{"replicate", "true", "false", "replicate", "0"},
 		{"ro", "false", "true", "ro", "1"},
-		{"serial", `"DISK1"`, `"DISK2"`, "serial", "DISK2"},
+		// PVE keeps the serial url-encoded; the attribute is the plain text.
+		{"serial", `"DISK1"`, `"WD 2"`, "serial", "WD%202"},
 		{"mbps_rd", "100", "150.5", "mbps_rd", "150.5"},
 		{"mbps_rd_max", "200", "250", "mbps_rd_max", "250"},
 		{"mbps_wr", "100", "120", "mbps_wr", "120"},
