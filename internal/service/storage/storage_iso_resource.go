@@ -188,7 +188,11 @@ func (r *storageISOResource) ModifyPlan(ctx context.Context, req resource.Modify
 			return
 		}
 	}
-	vols, err := r.PD.Client.StorageFiles(ctx, node, plan.Storage.ValueString(), "iso")
+	c, err := r.PD.NodeClient(ctx, node)
+	var vols []pve.StorageVolume
+	if err == nil {
+		vols, err = c.StorageFiles(ctx, node, plan.Storage.ValueString(), "iso")
+	}
 	if err != nil {
 		// The node or storage may be made by this apply; PVE's own
 		// refusal then comes at apply.
@@ -207,13 +211,13 @@ func (r *storageISOResource) ModifyPlan(ctx context.Context, req resource.Modify
 }
 
 func (r *storageISOResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	c := r.Client(&resp.Diagnostics)
-	if c == nil {
-		return
-	}
 	var plan storageISOModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.NodeClient(ctx, plan.Node.ValueString(), &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	timeout, diags := plan.Timeouts.Create(ctx, defaultISOTimeout)
@@ -277,13 +281,13 @@ func (r *storageISOResource) find(ctx context.Context, c *pve.Client, node, stor
 }
 
 func (r *storageISOResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	c := r.Client(&resp.Diagnostics)
-	if c == nil {
-		return
-	}
 	var st storageISOModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.NodeClient(ctx, st.Node.ValueString(), &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	node := st.Node.ValueString()
@@ -321,13 +325,13 @@ func (r *storageISOResource) Update(ctx context.Context, req resource.UpdateRequ
 }
 
 func (r *storageISOResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	c := r.Client(&resp.Diagnostics)
-	if c == nil {
-		return
-	}
 	var st storageISOModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := r.NodeClient(ctx, st.Node.ValueString(), &resp.Diagnostics)
+	if c == nil {
 		return
 	}
 	timeout, diags := st.Timeouts.Delete(ctx, 10*time.Minute)
