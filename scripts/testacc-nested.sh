@@ -161,6 +161,10 @@ pvesim_log "forming the cluster (examples/nested-lab/cluster)"
 TF_VAR_nodes="$(cat "$tmp/nodes.json")" tf "$work/cluster" apply -auto-approve -input=false >"$tmp/cluster.log" 2>&1 ||
 	pvesim_die "cluster apply failed; see $tmp/cluster.log"
 founding="$(tf "$work/cluster" output -raw founding_node)"
+# Joining gives a node a certificate signed by the cluster's CA: read the fingerprints again.
+tf "$work" apply -refresh-only -auto-approve -input=false >"$tmp/refresh.log" 2>&1 ||
+	pvesim_die "refresh failed; see $tmp/refresh.log"
+tf "$work" output -json nodes >"$tmp/nodes.json"
 field() { "$pvesim_bin/jsonfield" "$founding.$1" <"$tmp/nodes.json"; }
 
 # 5. The acceptance tests against the nested cluster: its PVE_*, never the host's.

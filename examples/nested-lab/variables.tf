@@ -160,16 +160,28 @@ variable "keyboard" {
   description = "Keyboard layout of the nested nodes (answer.toml), such as en-us or de."
   type        = string
   default     = "en-us"
+  validation {
+    condition     = contains(["de", "de-ch", "dk", "en-gb", "en-us", "es", "fi", "fr", "fr-be", "fr-ca", "fr-ch", "hu", "is", "it", "jp", "lt", "mk", "nl", "no", "pl", "pt", "pt-br", "se", "si", "tr"], var.keyboard)
+    error_message = "keyboard: the installer offers de, de-ch, dk, en-gb, en-us, es, fi, fr, fr-be, fr-ca, fr-ch, hu, is, it, jp, lt, mk, nl, no, pl, pt, pt-br, se, si, tr."
+  }
 }
 
 variable "country" {
   description = "Country code of the nested nodes (answer.toml), such as us or at."
   type        = string
   default     = "us"
+  validation {
+    condition     = can(regex("^[a-z]{2}$", var.country))
+    error_message = "country: a two-letter country code in lower case, such as us, de or at."
+  }
 }
 
 variable "timezone" {
   description = "Time zone of the nested nodes (answer.toml), such as UTC or Europe/Vienna."
   type        = string
   default     = "UTC"
+  validation {
+    condition     = can(regex("^(UTC|[A-Z][A-Za-z_+-]+(/[A-Za-z0-9_+-]+)+)$", var.timezone))
+    error_message = "timezone: UTC or an Area/City zone such as Europe/Vienna."
+  }
 }
