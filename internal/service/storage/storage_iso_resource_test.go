@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,24 +75,23 @@ func TestAccStorageISO_sources(t *testing.T) {
 	node := e.Node(t, 0)
 	installer := bytes.Repeat([]byte("proxmox-ve installer "), 4096)
 	var fetches atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fetches.Add(1)
 		_, _ = w.Write(installer)
 	}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + "/proxmox-ve_9.1-1.iso"
+	url := ""
 	if e.Sim == nil {
-		// A real node cannot reach this machine's test server.
-		url = os.Getenv("PVE_ACC_ISO_URL")
-		if url == "" {
-			t.Skip("set PVE_ACC_ISO_URL (and PVE_ACC_ISO_SHA256) to an ISO the nodes can download")
-		}
+		// A real node downloads from this machine: serve on every
+		// interface, at the address this machine reaches the node from.
+		url = liveServerURL(t, e, srv)
+	} else {
+		srv.Start()
+		url = srv.URL
 	}
+	t.Cleanup(srv.Close)
+	url += "/proxmox-ve_9.1-1.iso"
 	sum := sha256.Sum256(installer)
 	checksum := hex.EncodeToString(sum[:])
-	if e.Sim == nil {
-		checksum = os.Getenv("PVE_ACC_ISO_SHA256")
-	}
 	local := filepath.Join(t.TempDir(), "tools.iso")
 	if err := os.WriteFile(local, []byte("virtio drivers"), 0o600); err != nil {
 		t.Fatal(err)
@@ -242,4 +243,29 @@ func TestAccStorageISO_planErrors(t *testing.T) {
   url = "https://example.org/a.iso"
   checksum = "abc"`), PlanOnly: true, ExpectError: errorRE(`checksum_algorithm`)},
 	}})
+}
+
+// liveServerURL starts srv on every interface and returns its URL at the
+// local address this machine uses toward the cluster's endpoint.
+func liveServerURL(t *testing.T, e *acctest.Env, srv *httptest.Server) string {
+	t.Helper()
+	u, err := neturl.Parse(e.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// UDP "connects" without sending: the kernel just picks the route.
+	probe, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), "8006"))
+	if err != nil {
+		t.Skipf("no route to %s to serve an ISO from: %v", u.Host, err)
+	}
+	local, _, _ := net.SplitHostPort(probe.LocalAddr().String())
+	_ = probe.Close()
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener = l
+	srv.Start()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return "http://" + net.JoinHostPort(local, port)
 }
