@@ -172,7 +172,7 @@ func Build(label string, files map[string][]byte) ([]byte, error) {
 	for _, e := range entries {
 		recordLens = append(recordLens, dirRecordLen(len(e.id)))
 	}
-	rootSectors := sectorsForRecords(recordLens)
+	offsets, rootSectors := layoutRecords(recordLens)
 	next := uint32(rootDirSector + rootSectors)
 	for i := range entries {
 		// Empty files get no extent; location 0 with length 0 is what
@@ -203,14 +203,8 @@ func Build(label string, files map[string][]byte) ([]byte, error) {
 	for _, e := range entries {
 		records = append(records, dirRecord([]byte(e.id), e.extent, uint32(len(e.content)), 0))
 	}
-	off := 0
-	for _, r := range records {
-		// Records must not cross a sector boundary; the zero tail of a
-		// sector tells readers to continue at the next one.
-		if off%sectorSize+len(r) > sectorSize {
-			off += sectorSize - off%sectorSize
-		}
-		off += copy(dir[off:], r)
+	for i, r := range records {
+		copy(dir[offsets[i]:], r)
 	}
 	for _, e := range entries {
 		copy(img[int(e.extent)*sectorSize:], e.content)
@@ -222,15 +216,21 @@ func sector(img []byte, n int) []byte { return img[n*sectorSize : (n+1)*sectorSi
 
 func sectorsFor(size int) int { return (size + sectorSize - 1) / sectorSize }
 
-func sectorsForRecords(lens []int) int {
+// layoutRecords places directory records of the given lengths one after
+// another and returns each one's offset and the sectors they take. A
+// record must not cross a sector boundary; the zero tail of a sector tells
+// readers to continue at the next one.
+func layoutRecords(lens []int) ([]int, int) {
+	offsets := make([]int, len(lens))
 	off := 0
-	for _, n := range lens {
+	for i, n := range lens {
 		if off%sectorSize+n > sectorSize {
 			off += sectorSize - off%sectorSize
 		}
+		offsets[i] = off
 		off += n
 	}
-	return sectorsFor(off)
+	return offsets, sectorsFor(off)
 }
 
 // dirRecordLen is the length of a directory record; it is padded to even.

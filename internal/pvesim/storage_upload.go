@@ -144,13 +144,8 @@ func uploadFile(c *call) (any, *apiError) {
 	sum, algo := c.params["checksum"], c.params["checksum-algorithm"]
 	return s.startTaskLocked(c, "imgcopy", "", func(t *task) (int, error) {
 		t.Log = append(t.Log, "starting file import from: "+tmp)
-		if algo != "" {
-			got := fileHash(algo, data)
-			if !strings.EqualFold(got, sum) {
-				t.Log = append(t.Log, "calculating checksum...")
-				return 0, fmt.Errorf("checksum mismatch: got '%s' != expect '%s'", got, sum)
-			}
-			t.Log = append(t.Log, "calculating checksum...OK, checksum verified")
+		if err := verifyChecksum(t, algo, sum, data); err != nil {
+			return 0, err
 		}
 		t.Log = append(t.Log, "target node: "+node, "target file: "+dest,
 			fmt.Sprintf("file size is: %d", len(data)), "command: cp -- "+tmp+" "+dest)
@@ -195,13 +190,8 @@ func downloadURL(c *call) (any, *apiError) {
 		if err != nil {
 			return 0, fmt.Errorf("download failed: %w", err)
 		}
-		if algo != "" {
-			got := fileHash(algo, data)
-			if !strings.EqualFold(got, sum) {
-				t.Log = append(t.Log, "calculating checksum...")
-				return 0, fmt.Errorf("checksum mismatch: got '%s' != expect '%s'", got, sum)
-			}
-			t.Log = append(t.Log, "calculating checksum...OK, checksum verified")
+		if err := verifyChecksum(t, algo, sum, data); err != nil {
+			return 0, err
 		}
 		s.putFileLocked(node, e, volname, data)
 		t.Log = append(t.Log, fmt.Sprintf("download of '%s' to '%s' finished", src, dest))
@@ -231,6 +221,21 @@ func fetchURL(src string, verify bool) ([]byte, error) {
 		err = fmt.Errorf("pvesim keeps files up to %d bytes", maxKeptFile)
 	}
 	return data, err
+}
+
+// verifyChecksum is what both workers print and die with when given a
+// checksum (none when algo is empty).
+func verifyChecksum(t *task, algo, sum string, data []byte) error {
+	if algo == "" {
+		return nil
+	}
+	got := fileHash(algo, data)
+	if !strings.EqualFold(got, sum) {
+		t.Log = append(t.Log, "calculating checksum...")
+		return fmt.Errorf("checksum mismatch: got '%s' != expect '%s'", got, sum)
+	}
+	t.Log = append(t.Log, "calculating checksum...OK, checksum verified")
+	return nil
 }
 
 func fileHash(algo string, data []byte) string {

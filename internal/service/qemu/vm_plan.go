@@ -304,17 +304,9 @@ func planCdromSlots(pd *framework.ProviderData, plan *vmModel, diags *diag.Diagn
 	vmid := plan.VMID.ValueInt64()
 	slots := slices.Sorted(maps.Keys(cds))
 	all := pd.RecordPlan(framework.PlannedChange{Kind: vmCdromsKind, ID: vmPlanID(vmid), Action: framework.PlanKeep, Facts: slotFacts{vmid, slots}})
-	for _, c := range all {
-		f, ok := c.Facts.(slotFacts)
-		if !ok || c.Kind != diskSlotsKind || f.vmid != vmid {
-			continue
-		}
-		for _, slot := range f.slots {
-			if slices.Contains(slots, slot) {
-				diags.AddAttributeError(path.Root("cdrom").AtMapKey(slot), fmt.Sprintf("Slot %s of VM %d is both a CD drive and a disk", slot, vmid),
-					slotTwiceDetail(vmid, slot))
-			}
-		}
+	for _, slot := range slotsTaken(all, diskSlotsKind, vmid, slots) {
+		diags.AddAttributeError(path.Root("cdrom").AtMapKey(slot), fmt.Sprintf("Slot %s of VM %d is both a CD drive and a disk", slot, vmid),
+			slotTwiceDetail(vmid, slot))
 	}
 }
 
@@ -327,12 +319,26 @@ func planDiskSlot(pd *framework.ProviderData, plan *vmDiskModel, diags *diag.Dia
 	vmid, slot := plan.VMID.ValueInt64(), plan.Slot.ValueString()
 	all := pd.RecordPlan(framework.PlannedChange{Kind: diskSlotsKind, ID: diskID(vmid, slot), Action: framework.PlanKeep,
 		Facts: slotFacts{vmid, []string{slot}}})
+	for range slotsTaken(all, vmCdromsKind, vmid, []string{slot}) {
+		diags.AddAttributeError(path.Root("slot"), fmt.Sprintf("Slot %s of VM %d is both a CD drive and a disk", slot, vmid),
+			slotTwiceDetail(vmid, slot))
+	}
+}
+
+// slotsTaken are those of slots that a record of kind other holds for
+// the same VM.
+func slotsTaken(all []framework.PlannedChange, other string, vmid int64, slots []string) []string {
+	var out []string
 	for _, c := range all {
-		if f, ok := c.Facts.(slotFacts); ok && c.Kind == vmCdromsKind && f.vmid == vmid && slices.Contains(f.slots, slot) {
-			diags.AddAttributeError(path.Root("slot"), fmt.Sprintf("Slot %s of VM %d is both a CD drive and a disk", slot, vmid),
-				slotTwiceDetail(vmid, slot))
+		if f, ok := c.Facts.(slotFacts); ok && c.Kind == other && f.vmid == vmid {
+			for _, s := range f.slots {
+				if slices.Contains(slots, s) {
+					out = append(out, s)
+				}
+			}
 		}
 	}
+	return out
 }
 
 func slotTwiceDetail(vmid int64, slot string) string {

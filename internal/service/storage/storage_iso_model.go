@@ -41,8 +41,9 @@ type storageISOModel struct {
 var isoFileNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+\.(?i:iso|img)$`)
 
 var (
-	httpURLRE = regexp.MustCompile(`^https?://\S+$`)
-	hexRE     = regexp.MustCompile(`^[0-9a-fA-F]+$`)
+	notContentFileChar = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+	httpURLRE          = regexp.MustCompile(`^https?://\S+$`)
+	hexRE              = regexp.MustCompile(`^[0-9a-fA-F]+$`)
 )
 
 // normalizedISOName is PVE's normalize_content_filename, to suggest the
@@ -51,7 +52,7 @@ func normalizedISOName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
 	}
-	return regexp.MustCompile(`[^a-zA-Z0-9_.-]`).ReplaceAllString(name, "_")
+	return notContentFileChar.ReplaceAllString(name, "_")
 }
 
 func (m *storageISOModel) volid() string {

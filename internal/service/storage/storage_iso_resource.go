@@ -189,9 +189,9 @@ func (r *storageISOResource) ModifyPlan(ctx context.Context, req resource.Modify
 		}
 	}
 	c, err := r.PD.NodeClient(ctx, node)
-	var vols []pve.StorageVolume
+	found := false
 	if err == nil {
-		vols, err = c.StorageFiles(ctx, node, plan.Storage.ValueString(), "iso")
+		_, found, err = r.find(ctx, c, node, plan.Storage.ValueString(), volid)
 	}
 	if err != nil {
 		// The node or storage may be made by this apply; PVE's own
@@ -199,14 +199,11 @@ func (r *storageISOResource) ModifyPlan(ctx context.Context, req resource.Modify
 		tflog.Debug(ctx, "cannot list the storage's ISO images at plan", map[string]any{"error": err.Error()})
 		return
 	}
-	for _, v := range vols {
-		if v.VolID == volid {
-			resp.Diagnostics.AddAttributeError(path.Root("file_name"), "ISO image "+volid+" already exists",
-				fmt.Sprintf("Storage %s on node %s already has %s. Creating this resource would overwrite it and destroying it would delete "+
-					"a file Terraform did not make. Import it (terraform import %s.<name> %s, or an import block), or choose another file_name.",
-					plan.Storage.ValueString(), node, volid, storageISOTypeName, isoID(node, volid)))
-			return
-		}
+	if found {
+		resp.Diagnostics.AddAttributeError(path.Root("file_name"), "ISO image "+volid+" already exists",
+			fmt.Sprintf("Storage %s on node %s already has %s. Creating this resource would overwrite it and destroying it would delete "+
+				"a file Terraform did not make. Import it (terraform import %s.<name> %s, or an import block), or choose another file_name.",
+				plan.Storage.ValueString(), node, volid, storageISOTypeName, isoID(node, volid)))
 	}
 }
 
