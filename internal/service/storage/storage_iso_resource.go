@@ -69,9 +69,13 @@ func (r *storageISOResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"(an answer file for PVE's automated installer, cloud-init `cidata`). An image whose file is already on the storage is refused " +
 			"at plan: import it instead.",
 		Attributes: map[string]schema.Attribute{
-			"id":      framework.IDAttribute("`<node>/<volume>`, such as `z2g4a/local:iso/proxmox-ve_9.1-1.iso`."),
-			"node":    framework.NodeAttribute("Node that downloads or receives the image; for a shared storage any node that has it.", framework.NodeReplaces),
-			"storage": schema.StringAttribute{Required: true, MarkdownDescription: "Storage id, such as `local`. Changing it replaces the image.", PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+			"id":   framework.IDAttribute("`<node>/<volume>`, such as `z2g4a/local:iso/proxmox-ve_9.1-1.iso`."),
+			"node": framework.NodeAttribute("Node that downloads or receives the image; for a shared storage any node that has it.", framework.NodeReplaces),
+			"storage": schema.StringAttribute{
+				Required: true, MarkdownDescription: "Storage id, such as `local`. Changing it replaces the image.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:    []validator.String{stringvalidator.RegexMatches(storageIDRE, "must start with a letter, end with a letter or digit, and hold only letters, digits, '-', '_' and '.'")},
+			},
 			"file_name": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "File name on the storage: letters, digits, `.`, `_`, `-`, ending in `.iso` or `.img`. Changing it replaces the image.",

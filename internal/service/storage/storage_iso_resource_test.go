@@ -242,6 +242,8 @@ func TestAccStorageISO_planErrors(t *testing.T) {
 		{Config: res(`file_name = "a.iso"
   url = "https://example.org/a.iso"
   checksum = "abc"`), PlanOnly: true, ExpectError: errorRE(`checksum_algorithm`)},
+		{Config: e.Config(fmt.Sprintf("resource \"pve_storage_iso\" \"x\" {\n  node = %q\n  storage = \"ISO store\"\n  file_name = \"a.iso\"\n  url = \"https://example.org/a.iso\"\n}\n", node)),
+			PlanOnly: true, ExpectError: errorRE(`storage must start with a letter`)},
 	}})
 }
 
